@@ -1,0 +1,188 @@
+"""``WordEmbeddings``: a decoding vocabulary, its float32 matrix, and a way to embed any word.
+
+The vocabulary is what a release may contain (every substitute is one of its words); the
+embedder gives a vector to *any* input word, also to words outside the vocabulary, so that by
+default no word passes through a mechanism unperturbed (paper 001 saw unperturbed character
+names keep identifying authors).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from typing import Protocol
+
+import numpy as np
+
+from textveil.errors import EmbeddingsError, InvalidParameterError
+from textveil.text.tokenize import word_key
+
+
+class OutOfVocabularyEmbedder(Protocol):
+    """Gives a vector to a word that is not in the decoding vocabulary."""
+
+    def embed(self, word: str) -> np.ndarray:  # pragma: no cover - protocol
+        ...
+
+
+class GreedyPieceEmbedder:
+    """Embeds a word as the mean vector of the longest known pieces it is made of.
+
+    For vectors read from a file with no subword model (GloVe, word2vec): the word is cut,
+    left to right, into the longest pieces found in the file's full table (a word in the table
+    is its own single piece, so words removed from the decoding vocabulary by a size limit keep
+    their exact vector). A word with no known piece gets the table's mean vector.
+
+    >>> table = GreedyPieceEmbedder(["fan", "fiction", "x"], np.eye(3, dtype=np.float32))
+    >>> table.embed("fanfiction").tolist()
+    [0.5, 0.5, 0.0]
+    """
+
+    def __init__(self, words: Sequence[str], vectors: np.ndarray, min_piece: int = 2) -> None:
+        self._index = {}
+        for row, word in enumerate(words):
+            self._index.setdefault(word_key(word), row)
+        self._vectors = vectors
+        self._longest = max((len(w) for w in self._index), default=1)
+        self._min_piece = min_piece
+        self._fallback = vectors.mean(axis=0).astype(np.float32) if len(vectors) else None
+
+    def pieces(self, word: str) -> list[str]:
+        """The pieces a word is cut into (possibly empty)."""
+        key = word_key(word)
+        found: list[str] = []
+        start = 0
+        while start < len(key):
+            for end in range(min(len(key), start + self._longest), start, -1):
+                piece = key[start:end]
+                if (end - start >= self._min_piece or end - start == len(key)) and piece in self._index:
+                    found.append(piece)
+                    start = end
+                    break
+            else:
+                start += 1  # no piece starts here: skip one character
+        return found
+
+    def embed(self, word: str) -> np.ndarray:
+        pieces = self.pieces(word)
+        if not pieces:
+            if self._fallback is None:
+                raise EmbeddingsError("cannot embed words with an empty embeddings table")
+            return self._fallback
+        rows = [self._index[p] for p in pieces]
+        return self._vectors[rows].mean(axis=0).astype(np.float32)
+
+
+class WordEmbeddings:
+    """A vocabulary and its word vectors (one float32 row per word), plus an OOV embedder.
+
+    Parameters
+    ----------
+    words:
+        The vocabulary, most frequent first where known (restrictions keep the order).
+    vectors:
+        ``len(words) x dim`` array; converted to float32, never normalised (the mechanisms
+        need raw vectors: their noise scale is measured in the same units).
+    name:
+        Where the vectors came from, shown in guarantees and reports.
+    oov:
+        Embedder for words not in ``words``; by default a :class:`GreedyPieceEmbedder` over
+        the same table.
+
+    >>> emb = WordEmbeddings(["cat", "dog"], [[0.0, 1.0], [1.0, 0.0]], name="toy")
+    >>> len(emb), emb.dim, "Cat" in emb, emb.vector("dog").tolist()
+    (2, 2, True, [1.0, 0.0])
+    """
+
+    def __init__(
+        self,
+        words: Sequence[str],
+        vectors: np.ndarray | Sequence[Sequence[float]],
+        *,
+        name: str = "custom",
+        oov: OutOfVocabularyEmbedder | None = None,
+    ) -> None:
+        matrix = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32))
+        if matrix.ndim != 2:
+            raise EmbeddingsError(f"embeddings '{name}': the vectors must form a 2-D matrix, got shape {matrix.shape}")
+        if len(words) != matrix.shape[0]:
+            raise EmbeddingsError(
+                f"embeddings '{name}': {len(words)} words but {matrix.shape[0]} vectors; the file is corrupt"
+            )
+        if len(words) == 0:
+            raise EmbeddingsError(f"embeddings '{name}': the vocabulary is empty")
+        if not np.all(np.isfinite(matrix)):
+            raise EmbeddingsError(f"embeddings '{name}': some vectors hold NaN or infinite values; the file is corrupt")
+        self.words: list[str] = list(words)
+        self.vectors: np.ndarray = matrix
+        self.name = name
+        self._index: dict[str, int] = {}
+        for row, word in enumerate(self.words):
+            self._index.setdefault(word, row)
+            self._index.setdefault(word_key(word), row)
+        self.oov: OutOfVocabularyEmbedder = oov if oov is not None else GreedyPieceEmbedder(self.words, matrix)
+        self._embed_oov = lru_cache(maxsize=65536)(self.oov.embed)
+
+    @property
+    def dim(self) -> int:
+        return int(self.vectors.shape[1])
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __contains__(self, word: object) -> bool:
+        return isinstance(word, str) and self.index_of(word) is not None
+
+    def __repr__(self) -> str:
+        return f"WordEmbeddings(name={self.name!r}, words={len(self)}, dim={self.dim})"
+
+    def index_of(self, word: str) -> int | None:
+        """Row of ``word`` in the vocabulary: exact spelling first, then lower case."""
+        row = self._index.get(word)
+        return row if row is not None else self._index.get(word_key(word))
+
+    def vector(self, word: str) -> np.ndarray:
+        """The vector of any word: its row if in the vocabulary, else its OOV embedding."""
+        row = self.index_of(word)
+        return self.vectors[row] if row is not None else self._embed_oov(word)
+
+    def embed(self, words: Sequence[str]) -> np.ndarray:
+        """Vectors for many words at once, as an ``len(words) x dim`` float32 array."""
+        out = np.empty((len(words), self.dim), dtype=np.float32)
+        rows = [self.index_of(w) for w in words]
+        known = [i for i, r in enumerate(rows) if r is not None]
+        if known:
+            out[known] = self.vectors[[rows[i] for i in known]]
+        for i, r in enumerate(rows):
+            if r is None:
+                out[i] = self._embed_oov(words[i])
+        return out
+
+    def restrict_to_top(self, k: int) -> WordEmbeddings:
+        """The first ``k`` words (the most frequent, for frequency-ordered sources).
+
+        Words cut from the vocabulary still embed as before (through ``oov``); they can no
+        longer be produced as substitutes.
+        """
+        if k <= 0:
+            raise InvalidParameterError(f"vocabulary size must be a positive integer, got {k}")
+        if k >= len(self):
+            return self
+        return WordEmbeddings(self.words[:k], self.vectors[:k], name=f"{self.name}[top {k}]", oov=self.oov)
+
+    def restrict_to_words(self, words: Iterable[str]) -> WordEmbeddings:
+        """Only the vocabulary words that occur in ``words`` (any casing), in vocabulary order.
+
+        Paper 001 suggests a vocabulary tailored to the domain. Build it from *public* or
+        training text: a decoding vocabulary drawn from the very text being released depends
+        on that text and is not covered by the guarantee.
+        """
+        wanted = {word_key(w) for w in words}
+        rows = [i for i, w in enumerate(self.words) if word_key(w) in wanted]
+        if not rows:
+            raise InvalidParameterError(
+                f"no word of the given corpus is in the vocabulary of embeddings '{self.name}'; use a larger vocabulary"
+            )
+        return WordEmbeddings(
+            [self.words[i] for i in rows], self.vectors[rows], name=f"{self.name}[corpus {len(rows)}]", oov=self.oov
+        )
