@@ -1,0 +1,308 @@
+"""The ``textveil`` command line. It holds no privacy logic: it parses, calls the library, writes.
+
+Releases go to stdout (or ``--output``); reports and progress go to stderr. Bad input gets one
+line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from textveil.errors import InputError, InvalidParameterError, TextveilError
+
+app = typer.Typer(
+    name="textveil",
+    help="Release text with a formal privacy guarantee against authorship re-identification.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+embeddings_app = typer.Typer(help="Build and inspect word embeddings.", no_args_is_help=True)
+app.add_typer(embeddings_app, name="embeddings")
+stderr = Console(stderr=True, soft_wrap=True)
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class Decoder(str, Enum):
+    exact = "exact"
+    approx = "approx"
+
+
+class OovPolicy(str, Enum):
+    perturb = "perturb"
+    keep = "keep"
+    drop = "drop"
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=stderr,
+        transient=True,
+    )
+
+
+def _load_embeddings(spec: str, vocab_size: Optional[int]):
+    from textveil.embeddings import load_embeddings
+
+    return load_embeddings(spec, vocab_size, log=lambda message: stderr.print(f"[dim]{message}[/dim]"))
+
+
+def _parse_epsilons(grid: str) -> list[float]:
+    from textveil.mechanisms.sampling import check_epsilon
+
+    values = [item.strip() for item in grid.split(",") if item.strip()]
+    if not values:
+        raise InvalidParameterError(f"--epsilons '{grid}' holds no value; give a comma-separated list such as 10,20,30")
+    return [check_epsilon(v, name=f"epsilon '{v}' in --epsilons") for v in values]
+
+
+def _corpus_words(documents) -> list[str]:
+    from textveil.text.tokenize import tokenize
+
+    return [t.text for d in documents for t in tokenize(d.text) if t.is_word]
+
+
+def _check_outputs(output: Path, files, single_target: bool, fmt: OutputFormat) -> dict:
+    """Where each input file's release goes; refuses any destination that is an input."""
+    inputs = {f.path.resolve() for f in files if f.path is not None}
+    if single_target:
+        targets = {files[0]: output}
+    else:
+        if output.exists() and not output.is_dir():
+            raise InputError(f"--output '{output}' is a file, but several inputs need a folder; give a folder path")
+        suffix = ".json" if fmt is OutputFormat.json else ""
+        targets = {f: output / (str(f.relative) + suffix) for f in files}
+    for source, target in targets.items():
+        if target.resolve() in inputs:
+            raise InputError(
+                f"--output '{target}' is an input file; textveil never writes over its input: choose another path"
+            )
+    return targets
+
+
+@app.command()
+def sanitize(
+    inputs: list[str] = typer.Argument(..., help="Files, folders, or '-' for standard input.", show_default=False),
+    mechanism: str = typer.Option("emp", "--mechanism", "-m", help="Mechanism name."),
+    epsilon: float = typer.Option(..., "--epsilon", "-e", help="Privacy parameter per word (> 0)."),
+    seed: Optional[int] = typer.Option(None, help="Seed for a reproducible release (default: OS entropy)."),
+    embeddings: str = typer.Option("default", help="'default' or a word2vec/GloVe/fastText vectors file."),
+    vocab_size: Optional[int] = typer.Option(None, help="Keep only the K most frequent vocabulary words."),
+    vocab_corpus: Optional[Path] = typer.Option(
+        None, help="Restrict the vocabulary to words of this PUBLIC corpus (never the text being released)."
+    ),
+    decode: Decoder = typer.Option(Decoder.exact, help="Nearest-word decoding: exact or approx (faiss HNSW)."),
+    keep_stop_words: bool = typer.Option(False, help="Leave stop words unchanged (they are then unprotected)."),
+    oov: OovPolicy = typer.Option(OovPolicy.perturb, help="Words outside the vocabulary: perturb, keep or drop."),
+    bag_of_words: bool = typer.Option(False, help="Output a bag of words (lower case, no stop words or punctuation)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Output file or folder (default: stdout)."),
+    fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text, or json (per document: release, changes, guarantee)."),
+    text_field: str = typer.Option("text", help="Text field of JSONL/CSV inputs."),
+    input_format: str = typer.Option("auto", help="auto (by extension), text, jsonl or csv."),
+    encoding: str = typer.Option("utf-8", help="Encoding of the inputs."),
+) -> None:
+    """Release text with a mechanism; print or write the release and report the guarantee."""
+    from textveil.corpus.reading import expand_inputs, read_documents
+    from textveil.corpus.writing import atomic_write_text, render_releases
+    from textveil.mechanisms.registry import mechanism_class
+    from textveil.mechanisms.sampling import check_epsilon
+
+    mechanism_class(mechanism)  # unknown names fail before any work
+    check_epsilon(epsilon, "--epsilon")
+    files = expand_inputs(inputs, input_format)
+    single_target = len(files) == 1 and Path(inputs[0]).is_file() or inputs == ["-"]
+    targets = _check_outputs(output, files, single_target, fmt) if output is not None else None
+    if vocab_corpus is not None and vocab_corpus.resolve() in {Path(i).resolve() for i in inputs if i != "-"}:
+        raise InputError(
+            f"--vocab-corpus '{vocab_corpus}' is one of the inputs; a vocabulary drawn from the released text "
+            "is not covered by the guarantee: use a public or training corpus"
+        )
+    documents = read_documents(files, text_field, encoding)
+    table = _load_embeddings(embeddings, vocab_size)
+    if vocab_corpus is not None:
+        vocab_documents = read_documents(expand_inputs([str(vocab_corpus)]), text_field, encoding)
+        table = table.restrict_to_words(_corpus_words(vocab_documents))
+    from textveil.mechanisms.registry import make_mechanism
+
+    engine = make_mechanism(
+        mechanism,
+        epsilon=epsilon,
+        embeddings=table,
+        decode=decode.value,
+        keep_stop_words=keep_stop_words,
+        oov=oov.value,
+        output="bag" if bag_of_words else "text",
+        seed=seed,
+    )
+    with _progress() as progress:
+        task = progress.add_task("sanitising", total=len(documents))
+        releases = engine.sanitize_many(
+            (d.text for d in documents), progress=lambda done: progress.advance(task, done)
+        )
+    rendered = render_releases(documents, releases, fmt.value, text_field)
+    if targets is None:
+        for text in rendered.values():
+            sys.stdout.write(text)
+            if len(rendered) > 1 and text and not text.endswith("\n"):
+                sys.stdout.write("\n")
+        sys.stdout.flush()
+    else:
+        for source, text in rendered.items():
+            atomic_write_text(targets[source], text, "utf-8" if fmt is OutputFormat.json else encoding)
+    _report(releases, engine, output)
+
+
+def _report(releases, engine, output: Optional[Path]) -> None:
+    protected = sum(r.guarantee.words_protected for r in releases)
+    unchanged = sum(r.words_unchanged for r in releases)
+    passed = sum(r.guarantee.tokens_passed_through for r in releases)
+    dropped = sum(r.guarantee.tokens_dropped for r in releases)
+    policies = []
+    if engine.keep_stop_words:
+        policies.append("stop words kept")
+    if engine.oov != "perturb":
+        policies.append(f"out-of-vocabulary words: {engine.oov}")
+    where = f" -> {output}" if output is not None else ""
+    stderr.print(
+        f"released {len(releases)} document(s){where}: {protected:,} words perturbed with epsilon={engine.epsilon:g} "
+        f"({unchanged:,} decoded back to themselves), {passed:,} passed through unchanged by policy, {dropped:,} dropped"
+        + (f" [{'; '.join(policies)}]" if policies else "")
+    )
+    stderr.print(
+        f"guarantee: epsilon*N*E-privacy per document, epsilon={engine.epsilon:g} per word, metric: {engine.metric}; "
+        "use --format json for each document's statement"
+    )
+
+
+@app.command()
+def calibrate(
+    inputs: Optional[list[str]] = typer.Argument(None, help="Text to sample word tokens from (default: the vocabulary, Zipf-weighted)."),
+    epsilons: str = typer.Option("5,10,15,20,25,30,40", help="Comma-separated epsilon grid."),
+    embeddings: str = typer.Option("default", help="'default' or a vectors file."),
+    vocab_size: Optional[int] = typer.Option(None, help="Keep only the K most frequent vocabulary words."),
+    samples: int = typer.Option(2000, help="Word tokens sampled per epsilon."),
+    word_types: int = typer.Option(100, help="Word types whose distinct substitutes are counted."),
+    draws: int = typer.Option(20, help="Draws per word type for counting distinct substitutes."),
+    decode: Decoder = typer.Option(Decoder.exact, help="exact or approx decoding."),
+    seed: Optional[int] = typer.Option(None, help="Seed for reproducible figures."),
+    plot: Optional[Path] = typer.Option(None, help="Also save the curves as this PNG file."),
+    fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text (a table) or json."),
+    text_field: str = typer.Option("text", help="Text field of JSONL/CSV inputs."),
+    encoding: str = typer.Option("utf-8", help="Encoding of the inputs."),
+) -> None:
+    """Print, per epsilon, the fraction of words left unchanged and the distinct substitutes per word."""
+    from textveil.corpus.reading import expand_inputs, read_documents
+    from textveil.privacy.calibration import calibrate as run_calibration
+    from textveil.privacy.calibration import plot_calibration
+
+    grid = _parse_epsilons(epsilons)
+    corpus_words = None
+    if inputs:
+        files = expand_inputs(list(inputs))
+        if plot is not None and plot.resolve() in {f.path.resolve() for f in files if f.path}:
+            raise InputError(f"--plot '{plot}' is an input file; choose another path")
+        corpus_words = _corpus_words(read_documents(files, text_field, encoding))
+        if not corpus_words:
+            raise InputError("the inputs hold no words to calibrate on; give text with words, or no input at all")
+    table = _load_embeddings(embeddings, vocab_size)
+    with _progress() as progress:
+        task = progress.add_task("calibrating", total=len(grid))
+        points = run_calibration(
+            table, grid, corpus_words, samples=samples, word_types=word_types, draws=draws,
+            decode=decode.value, seed=seed, progress=lambda n: progress.advance(task, n),
+        )
+    source = "your text" if corpus_words else "the vocabulary (Zipf-weighted)"
+    if fmt is OutputFormat.json:
+        print(json.dumps({"embeddings": table.name, "tokens_from": source, "points": [p.to_dict() for p in points]}, indent=2))
+    else:
+        view = Table(title=f"emp calibration: {table.name}, {len(table):,} words, tokens from {source}")
+        view.add_column("epsilon", justify="right")
+        view.add_column("word tokens unchanged", justify="right")
+        view.add_column("in-vocabulary tokens unchanged", justify="right")
+        view.add_column(f"distinct substitutes / word ({draws} draws)", justify="right")
+        for p in points:
+            view.add_row(f"{p.epsilon:g}", f"{p.unchanged_fraction:.3f} ± {2 * p.unchanged_stderr:.3f}",
+                         f"{p.unchanged_in_vocabulary:.3f}", f"{p.distinct_substitutes:.2f}")
+        Console().print(view)
+        print(f"{points[0].out_of_vocabulary_fraction:.1%} of the sampled word tokens are outside the vocabulary: "
+              "they are perturbed too, and can never come back unchanged.")
+    if plot is not None:
+        plot_calibration(points, str(plot), title=f"emp calibration ({table.name})")
+        stderr.print(f"plot written to {plot}")
+
+
+@embeddings_app.command("build")
+def embeddings_build(
+    vocab_size: int = typer.Option(30_000, help="Number of most frequent English words (wordfreq)."),
+    force: bool = typer.Option(False, help="Rebuild even if cached."),
+) -> None:
+    """Distil the default embeddings (once; cached in the user cache folder)."""
+    from textveil.embeddings.default_model import build_default_embeddings, default_embeddings_dir
+
+    if vocab_size < 1:
+        raise InvalidParameterError(f"--vocab-size must be a positive integer, got {vocab_size}")
+    cached = (default_embeddings_dir(vocab_size) / "meta.json").is_file()
+    folder = build_default_embeddings(vocab_size, force=force, log=lambda m: stderr.print(m))
+    if cached and not force:
+        stderr.print(f"default embeddings already built: {folder}")
+
+
+@embeddings_app.command("info")
+def embeddings_info(
+    embeddings: str = typer.Option("default", help="'default' or a vectors file."),
+    vocab_size: Optional[int] = typer.Option(None, help="Keep only the K most frequent words."),
+) -> None:
+    """Describe embeddings: size, dimension, vector norms, where they are cached."""
+    import numpy as np
+
+    table = _load_embeddings(embeddings, vocab_size)
+    norms = np.linalg.norm(table.vectors, axis=1)
+    print(f"name:        {table.name}")
+    print(f"words:       {len(table):,}")
+    print(f"dimensions:  {table.dim}")
+    print(f"norms:       min {norms.min():.3f}  median {np.median(norms):.3f}  max {norms.max():.3f}")
+    print(f"first words: {', '.join(table.words[:10])}")
+    if embeddings == "default":
+        from textveil.embeddings.default_model import default_embeddings_dir
+
+        folder = default_embeddings_dir(max(vocab_size or 30_000, 30_000))
+        print(f"cached in:   {folder}")
+        meta = folder / "meta.json"
+        if meta.is_file():
+            print(f"build:       {json.loads(meta.read_text())}")
+
+
+def main() -> None:
+    """Entry point: run the app; a TextveilError becomes one line on stderr and exit status 2."""
+    try:
+        app(prog_name="textveil")
+    except TextveilError as error:
+        Console(stderr=True, highlight=False).print(f"textveil: error: {error}", markup=False, soft_wrap=True)
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+    except BrokenPipeError:  # e.g. piped into `head`
+        sys.stderr.close()
+        raise SystemExit(0) from None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
