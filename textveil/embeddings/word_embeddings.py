@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -122,6 +122,7 @@ class WordEmbeddings:
             self._index.setdefault(word_key(word), row)
         self.oov: OutOfVocabularyEmbedder = oov if oov is not None else GreedyPieceEmbedder(self.words, matrix)
         self._embed_oov = lru_cache(maxsize=65536)(self.oov.embed)
+        self._neighbour_indexes: dict[str, Any] = {}
 
     @property
     def dim(self) -> int:
@@ -157,6 +158,15 @@ class WordEmbeddings:
             if r is None:
                 out[i] = self._embed_oov(words[i])
         return out
+
+    def neighbour_index(self, decode: str = "exact") -> Any:
+        """The nearest-word index over this vocabulary (built once per decoding mode, then reused
+        by every mechanism that decodes into these embeddings)."""
+        if decode not in self._neighbour_indexes:
+            from textveil.embeddings.neighbours import make_neighbour_index
+
+            self._neighbour_indexes[decode] = make_neighbour_index(self.vectors, decode)
+        return self._neighbour_indexes[decode]
 
     def restrict_to_top(self, k: int) -> WordEmbeddings:
         """The first ``k`` words (the most frequent, for frequency-ordered sources).

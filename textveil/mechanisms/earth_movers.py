@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from textveil.embeddings.neighbours import NeighbourIndex, make_neighbour_index
+from textveil.embeddings.neighbours import DECODERS, NeighbourIndex
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import InvalidParameterError
 from textveil.mechanisms.base import Change, ProgressCallback, Release
@@ -88,8 +88,8 @@ class EarthMoversPrivacy:
             raise InvalidParameterError(f"unknown OOV policy '{oov}'; use one of: {', '.join(OOV_POLICIES)}")
         if output not in OUTPUT_MODES:
             raise InvalidParameterError(f"unknown output mode '{output}'; use one of: {', '.join(OUTPUT_MODES)}")
-        if decode not in ("exact", "approx"):
-            raise InvalidParameterError(f"unknown decoder '{decode}'; use one of: exact, approx")
+        if decode not in DECODERS:
+            raise InvalidParameterError(f"unknown decoder '{decode}'; use one of: {', '.join(DECODERS)}")
         if batch_words < 1:
             raise InvalidParameterError("batch_words must be at least 1")
         if embeddings is None:
@@ -105,7 +105,6 @@ class EarthMoversPrivacy:
         self.batch_words = batch_words
         # Two streams (radii, directions) so releases do not depend on batching.
         self._radius_rng, self._direction_rng = make_rng(seed).spawn(2)
-        self._index: NeighbourIndex | None = None
 
     @property
     def metric(self) -> str:
@@ -113,10 +112,8 @@ class EarthMoversPrivacy:
 
     @property
     def index(self) -> NeighbourIndex:
-        """The neighbour index over the vocabulary, built on first use."""
-        if self._index is None:
-            self._index = make_neighbour_index(self.embeddings.vectors, self.decode)
-        return self._index
+        """The neighbour index over the vocabulary (built on first use, shared per embeddings)."""
+        return self.embeddings.neighbour_index(self.decode)
 
     def sanitize(self, text: str) -> Release:
         """Release one text. See :meth:`sanitize_many` for many (faster: batched decoding)."""
