@@ -66,7 +66,7 @@ def _load_embeddings(spec: str, vocab_size: Optional[int]):
 
 
 def _parse_epsilons(grid: str) -> list[float]:
-    from textveil.mechanisms.sampling import check_epsilon
+    from textveil.privacy.parameters import check_epsilon
 
     values = [item.strip() for item in grid.split(",") if item.strip()]
     if not values:
@@ -123,7 +123,7 @@ def sanitize(
     from textveil.corpus.reading import expand_inputs, read_documents
     from textveil.corpus.writing import atomic_write_text, render_releases
     from textveil.mechanisms.registry import mechanism_class
-    from textveil.mechanisms.sampling import check_epsilon
+    from textveil.privacy.parameters import check_epsilon
 
     mechanism_class(mechanism)  # unknown names fail before any work
     check_epsilon(epsilon, "--epsilon")

@@ -18,7 +18,8 @@ from textveil.embeddings.neighbours import DECODERS, NeighbourIndex
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import InvalidParameterError
 from textveil.mechanisms.base import Change, ProgressCallback, Release
-from textveil.mechanisms.sampling import check_epsilon, make_rng, sample_laplace_noise
+from textveil.mechanisms.sampling import make_rng, sample_laplace_noise
+from textveil.privacy.parameters import check_epsilon
 from textveil.privacy.guarantee import Guarantee
 from textveil.text.casing import apply_casing
 from textveil.text.stopwords import is_stop_word

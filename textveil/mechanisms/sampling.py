@@ -6,11 +6,10 @@ unless the caller passes a seed (for reproducible runs).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from textveil.errors import InvalidParameterError
+from textveil.privacy.parameters import check_epsilon
 
 
 def make_rng(seed: int | np.random.Generator | None = None) -> np.random.Generator:
@@ -20,17 +19,6 @@ def make_rng(seed: int | np.random.Generator | None = None) -> np.random.Generat
     if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0):
         raise InvalidParameterError(f"seed must be a non-negative integer, got {seed!r}")
     return np.random.default_rng(seed)
-
-
-def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
-    """Return ``epsilon`` as a float, or fail with a clear message if it is not finite and > 0."""
-    try:
-        value = float(epsilon)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise InvalidParameterError(f"{name} must be a positive number, got {epsilon!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise InvalidParameterError(f"{name} must be a finite number greater than 0, got {epsilon!r}")
-    return value
 
 
 def sample_unit_directions(count: int, dim: int, rng: np.random.Generator) -> np.ndarray:

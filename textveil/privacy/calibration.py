@@ -18,7 +18,8 @@ import numpy as np
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import InvalidParameterError
 from textveil.mechanisms.earth_movers import EarthMoversPrivacy
-from textveil.mechanisms.sampling import check_epsilon, make_rng
+from textveil.mechanisms.sampling import make_rng
+from textveil.privacy.parameters import check_epsilon
 from textveil.text.tokenize import word_key
 
 

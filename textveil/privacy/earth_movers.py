@@ -17,7 +17,7 @@ from scipy.spatial.distance import cdist
 from scipy.special import gammainc
 
 from textveil.errors import InvalidParameterError
-from textveil.mechanisms.sampling import check_epsilon
+from textveil.privacy.parameters import check_epsilon
 
 
 def earth_movers_distance(bag_a: np.ndarray, bag_b: np.ndarray) -> float:
