@@ -12,8 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from textveil.embeddings.word_embeddings import WordEmbeddings
+from textveil.embeddings.word_embeddings import GreedyPieceEmbedder, WordEmbeddings
 from textveil.errors import EmbeddingsError
+from textveil.text.tokenize import is_word
 
 FORMATS = ("auto", "word2vec-binary", "word2vec-text", "fasttext-vec", "glove")
 
@@ -29,11 +30,17 @@ def detect_format(path: Path) -> str:
     return "glove"
 
 
-def read_embeddings(path: str | os.PathLike[str], fmt: str = "auto", limit: int | None = None) -> WordEmbeddings:
+def read_embeddings(
+    path: str | os.PathLike[str], fmt: str = "auto", limit: int | None = None, words_only: bool = True
+) -> WordEmbeddings:
     """Read a vectors file into :class:`WordEmbeddings` (float32, unnormalised).
 
     ``limit`` keeps only the first ``limit`` rows, which for the usual frequency-ordered
     files are the most frequent words, and reads no further (fast on large files).
+    With ``words_only`` (the default) the decoding vocabulary keeps only the entries that are
+    single words of the text layer (GloVe also holds ",", "'s", "u.s.", "1,000"...), so a
+    release never puts punctuation where a word was; every entry of the file still serves to
+    embed input words.
 
     >>> import tempfile, pathlib
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "toy.txt"
@@ -60,11 +67,23 @@ def read_embeddings(path: str | os.PathLike[str], fmt: str = "auto", limit: int 
             limit=limit,
             unicode_errors="replace",
         )
+    except MemoryError:
+        raise EmbeddingsError(
+            f"embeddings file '{path}' could not be read as {fmt}: its header claims more vectors than fit in "
+            "memory; the file is corrupt or not a vectors file"
+        ) from None
     except (ValueError, EOFError, UnicodeDecodeError, IndexError, OSError) as exc:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise EmbeddingsError(
             f"embeddings file '{path}' could not be read as {fmt} ({detail}); "
             "check that it is complete and that every row has the same number of values"
         ) from None
+    words = list(keyed.index_to_key)
     vectors = np.asarray(keyed.vectors, dtype=np.float32)
-    return WordEmbeddings(list(keyed.index_to_key), vectors, name=path.name)
+    if not words_only:
+        return WordEmbeddings(words, vectors, name=path.name)
+    rows = [i for i, word in enumerate(words) if is_word(word)]
+    if not rows:
+        raise EmbeddingsError(f"embeddings file '{path}' holds no entry that is a word; check the file")
+    full_table = GreedyPieceEmbedder(words, vectors)
+    return WordEmbeddings([words[i] for i in rows], vectors[rows], name=path.name, oov=full_table)

@@ -117,8 +117,11 @@ class WordEmbeddings:
         self.vectors: np.ndarray = matrix
         self.name = name
         self._index: dict[str, int] = {}
+        # Exact spellings first, then look-up keys: in a cased vocabulary "apple" must find
+        # "apple", not an earlier "Apple" whose lower-cased key would otherwise claim the slot.
         for row, word in enumerate(self.words):
             self._index.setdefault(word, row)
+        for row, word in enumerate(self.words):
             self._index.setdefault(word_key(word), row)
         self.oov: OutOfVocabularyEmbedder = oov if oov is not None else GreedyPieceEmbedder(self.words, matrix)
         self._embed_oov = lru_cache(maxsize=65536)(self.oov.embed)

@@ -58,7 +58,8 @@ class EarthMoversPrivacy:
         subword pieces), ``"keep"`` (passed through, unprotected) or ``"drop"``.
     output:
         ``"text"`` keeps spacing, punctuation and casing; ``"bag"`` is the paper's
-        bag-of-words (lower case, no stop words, no punctuation, space separated).
+        bag-of-words: the input's stop words and punctuation removed, lower case, space
+        separated (a substitute may itself be a stop word: the vocabulary is not filtered).
     seed:
         Integer for reproducible releases; ``None`` draws OS entropy.
 
@@ -204,15 +205,21 @@ class EarthMoversPrivacy:
 
 
 def _drop_tokens(tokens: list[Token], dropped: set[int]) -> list[Token]:
-    """Remove dropped words; where a word sat between two spaces, drop the space after it too."""
+    """Remove dropped words and one space beside each, so no double or trailing space is left.
+
+    "a X b" -> "a b", "a X." -> "a.", "X b" -> "b".
+    """
     if not dropped:
         return tokens
     kept: list[Token] = []
     skip_next_space = False
     for position, token in enumerate(tokens):
         if position in dropped:
-            previous_is_space = bool(kept) and kept[-1].kind is TokenKind.SPACE
-            skip_next_space = previous_is_space or not kept
+            following = tokens[position + 1] if position + 1 < len(tokens) else None
+            if following is not None and following.kind is TokenKind.SPACE:
+                skip_next_space = True
+            elif kept and kept[-1].kind is TokenKind.SPACE:
+                kept.pop()
             continue
         if skip_next_space and token.kind is TokenKind.SPACE:
             skip_next_space = False

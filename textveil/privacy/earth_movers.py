@@ -3,8 +3,9 @@
 - :func:`earth_movers_distance`: E between two bags of vectors (POT; the assignment problem
   for bags of equal size, where an optimal plan moves each word whole, Birkhoff-von Neumann).
 - :func:`indistinguishability_bound`: ``exp(epsilon * N * E)`` (Theorem 4).
-- :func:`utility_lower_bound`: Theorem 3's probability that the noisy bag stays within
-  Earth Mover's distance Delta of the input.
+- :func:`utility_lower_bound`: the probability that the noisy bag stays within Earth Mover's
+  distance Delta of the input (Theorem 3, in a form that holds for every N; the printed form,
+  :func:`theorem3_as_stated`, overstates it for N >= 2).
 """
 
 from __future__ import annotations
@@ -64,22 +65,49 @@ def indistinguishability_bound(epsilon: float, words: int, distance: float) -> f
 
 
 def utility_lower_bound(epsilon: float, words: int, delta: float, dim: int) -> float:
-    """Theorem 3 of paper 001: the noisy bag lies within Earth Mover's distance ``delta`` of
-    the input with probability at least ``1 - exp(-x) * e_{n-1}(x)``, ``x = epsilon*N*delta``.
+    """A sound form of Theorem 3 of paper 001: the probability that Algorithm 1's noisy bag lies
+    within Earth Mover's distance ``delta`` of the input bag of ``words`` vectors in ``dim``
+    dimensions is at least ``P(Gamma(N*n, 1) <= epsilon*N*delta)``.
 
-    ``1 - exp(-x) e_{n-1}(x)`` is the Gamma(n, 1) distribution function at x, computed here as
-    the regularised incomplete gamma function (stable for n in the hundreds). The theorem
-    holds when ``x <= n / e``; outside that range this raises.
+    Why: matching each word to its own noisy copy gives ``E <= (1/N) sum_i |noise_i|``, and the
+    sum of N independent Gamma(n, 1/epsilon) radii is Gamma(N*n, 1/epsilon). This is the
+    probability of the region Z_M of the paper's proof, without its approximations; it is
+    attained exactly by a bag of N identical words, holds for every delta, and equals the
+    paper's stated bound when N = 1. For N >= 2 the stated form ``1 - exp(-x) e_{n-1}(x)``
+    overstates the probability (see :func:`theorem3_as_stated`).
 
-    >>> round(utility_lower_bound(0.1, 1, 1.0, 1), 4)  # n = 1: 1 - exp(-0.1)
+    >>> round(utility_lower_bound(0.1, 1, 1.0, 1), 4)  # N = n = 1: 1 - exp(-0.1)
+    0.0952
+    >>> utility_lower_bound(1.0, 2, 0.18, 1) < theorem3_as_stated(1.0, 2, 0.18, 1)  # two words
+    True
+    """
+    epsilon = check_epsilon(epsilon)
+    _check_utility_arguments(words, delta, dim)
+    return float(gammainc(words * dim, epsilon * words * delta))
+
+
+def theorem3_as_stated(epsilon: float, words: int, delta: float, dim: int) -> float:
+    """Theorem 3 of paper 001 exactly as printed: ``1 - exp(-x) e_{n-1}(x)``, ``x = epsilon*N*delta``,
+    for ``x <= n/e``; kept to compare with the paper.
+
+    It is correct for one word; for N >= 2 words it is *not* a lower bound (a bag of N identical
+    words stays within delta with probability ``P(Gamma(N*n, 1) <= x)``, which is smaller).
+    Use :func:`utility_lower_bound` for a claim that holds.
+
+    >>> round(theorem3_as_stated(0.1, 1, 1.0, 1), 4)
     0.0952
     """
     epsilon = check_epsilon(epsilon)
-    if words < 1 or dim < 1 or delta <= 0:
-        raise InvalidParameterError("utility bound needs words >= 1, dim >= 1 and delta > 0")
+    _check_utility_arguments(words, delta, dim)
     x = epsilon * words * delta
     if x > dim / math.e:
         raise InvalidParameterError(
-            f"Theorem 3 holds only when epsilon*N*delta <= n/e ({x:g} > {dim / math.e:g}); use a smaller delta"
+            f"Theorem 3 is stated only for epsilon*N*delta <= n/e ({x:g} > {dim / math.e:g}); use a smaller delta"
         )
+    # 1 - exp(-x) e_{n-1}(x) is the Gamma(n, 1) distribution function at x.
     return float(gammainc(dim, x))
+
+
+def _check_utility_arguments(words: int, delta: float, dim: int) -> None:
+    if words < 1 or dim < 1 or delta <= 0:
+        raise InvalidParameterError("the utility bound needs words >= 1, dim >= 1 and delta > 0")

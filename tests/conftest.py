@@ -1,0 +1,62 @@
+"""Shared fixtures: where the real data lives, and small toy embeddings.
+
+The real corpora live read-only in ``../shared/data`` beside the checkout. A user's machine
+has no such folder, so every test that needs it goes through :func:`require_shared_data`,
+which skips with a clear reason instead of failing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from textveil.embeddings.word_embeddings import WordEmbeddings
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO_ROOT / ".." / "shared" / "data"
+MISSING_DATA_REASON = "../shared/data is absent: the real-data tests need the shared corpora beside the checkout"
+
+
+def require_shared_data(*parts: str) -> Path:
+    """The path ``../shared/data/<parts>``, or skip the calling test when it is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(MISSING_DATA_REASON)
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"../shared/data/{'/'.join(parts)} is absent: the real-data tests need the shared corpora")
+    return path
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """``../shared/data`` (skips the test when the folder is absent)."""
+    return require_shared_data()
+
+
+# A small vocabulary of real English words, so stop words, casing and OOV policies have
+# something to act on. Vectors are random: only the geometry the tests construct matters.
+TOY_WORDS = (
+    # stop words (all in scikit-learn's list)
+    "the", "a", "of", "and", "in", "to", "is", "was", "it", "on",
+    # content words
+    "market", "stocks", "bank", "lender", "growth", "rallied", "rose", "fell", "price", "prices",
+    "good", "fine", "bad", "shares", "trade", "profit", "loss", "year", "company", "investors",
+    "oil", "gold", "bond", "rate", "rates", "dollar", "euro", "yen", "london", "tokyo",
+    "reuters", "analyst", "said", "quarter", "sales", "economy", "inflation", "policy", "budget", "tax",
+)
+
+
+@pytest.fixture(scope="session")
+def toy_word_embeddings() -> WordEmbeddings:
+    """50 real English words (10 of them stop words) with random 8-d vectors."""
+    rng = np.random.default_rng(20240601)
+    return WordEmbeddings(list(TOY_WORDS), rng.standard_normal((len(TOY_WORDS), 8)), name="toy-words")
+
+
+@pytest.fixture(scope="session")
+def toy_embeddings() -> WordEmbeddings:
+    """200 random 8-d vectors named ``w0`` .. ``w199``."""
+    rng = np.random.default_rng(7)
+    return WordEmbeddings([f"w{i}" for i in range(200)], rng.standard_normal((200, 8)), name="toy-200")

@@ -1,0 +1,351 @@
+"""Statistical tests of the one place randomness is drawn (paper 001, Thm 2 / Lemma 4).
+
+Every test uses a fixed seed, so it is deterministic. Acceptance thresholds are chosen so a
+correct sampler passes with a wide margin (p > 1e-3 per check), and each family of checks is
+paired with a *power* test: the same check, run on a wrong sampler, must fail. A statistical
+test that cannot fail proves nothing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from textveil.embeddings.word_embeddings import WordEmbeddings
+from textveil.errors import InvalidParameterError
+from textveil.mechanisms.earth_movers import EarthMoversPrivacy
+from textveil.mechanisms.sampling import make_rng, sample_laplace_noise, sample_unit_directions
+from textveil.privacy.parameters import check_epsilon
+
+ALPHA = 1e-3  # a correct sampler must give p > ALPHA; a wrong one p < ALPHA
+SAMPLES = 20_000
+
+
+# --------------------------------------------------------------------------------------
+# Wrong samplers, for the power tests. Same signature as sample_laplace_noise.
+# --------------------------------------------------------------------------------------
+
+
+def _gamma_n_plus_1_noise(count: int, dim: int, epsilon: float, rng: np.random.Generator) -> np.ndarray:
+    """Off by one in the Gamma shape (a plausible bug): radius ~ Gamma(n + 1, 1/epsilon)."""
+    return sample_unit_directions(count, dim, rng) * rng.gamma(dim + 1, 1.0 / epsilon, size=count)[:, None]
+
+
+def _gaussian_noise_same_mean_radius(count: int, dim: int, epsilon: float, rng: np.random.Generator) -> np.ndarray:
+    """Isotropic Gaussian noise scaled so its mean radius equals the Laplace one (n/epsilon)."""
+    sigma = (dim / epsilon) / stats.chi(dim).mean()
+    return rng.standard_normal((count, dim)) * sigma
+
+
+def _cube_directions(count: int, dim: int, rng: np.random.Generator) -> np.ndarray:
+    """Uniform in the cube, normalised: a classic non-uniform 'direction' sampler."""
+    points = rng.uniform(-1.0, 1.0, size=(count, dim))
+    return points / np.linalg.norm(points, axis=1, keepdims=True)
+
+
+def _radius_ks_pvalue(noise: np.ndarray, dim: int, epsilon: float) -> float:
+    radii = np.linalg.norm(noise, axis=1)
+    return stats.kstest(radii, stats.gamma(a=dim, scale=1.0 / epsilon).cdf).pvalue
+
+
+def _first_coordinate_ks_pvalue(directions: np.ndarray) -> float:
+    """(u1 + 1) / 2 ~ Beta((n-1)/2, (n-1)/2) for u uniform on the sphere in n >= 2 dims."""
+    dim = directions.shape[1]
+    half = (dim - 1) / 2
+    return stats.kstest((directions[:, 0] + 1) / 2, stats.beta(half, half).cdf).pvalue
+
+
+# --------------------------------------------------------------------------------------
+# Radius: Gamma(shape n, scale 1/epsilon)
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 2.0, 20.0])
+@pytest.mark.parametrize("dim", [1, 2, 5, 50, 384])
+def test_radius_is_gamma_n_over_epsilon(dim: int, epsilon: float) -> None:
+    noise = sample_laplace_noise(SAMPLES, dim, epsilon, make_rng(1000 + dim))
+    assert noise.shape == (SAMPLES, dim)
+    assert noise.dtype == np.float64
+    assert _radius_ks_pvalue(noise, dim, epsilon) > ALPHA
+
+
+@pytest.mark.parametrize("wrong_sampler", [_gamma_n_plus_1_noise, _gaussian_noise_same_mean_radius])
+@pytest.mark.parametrize("dim", [1, 2, 5, 50, 384])
+def test_radius_test_rejects_a_wrong_sampler(wrong_sampler, dim: int) -> None:
+    """Power: the same KS check fails for a wrong radius law, even a mean-matched one."""
+    noise = wrong_sampler(SAMPLES, dim, 2.0, make_rng(1000 + dim))
+    assert _radius_ks_pvalue(noise, dim, 2.0) < ALPHA
+
+
+def test_radius_mean_and_variance_match_gamma() -> None:
+    """Moments as a second, independent check: mean n/eps, variance n/eps^2."""
+    dim, epsilon = 10, 4.0
+    radii = np.linalg.norm(sample_laplace_noise(SAMPLES, dim, epsilon, make_rng(3)), axis=1)
+    mean_se = math.sqrt(dim) / epsilon / math.sqrt(SAMPLES)
+    assert abs(radii.mean() - dim / epsilon) < 5 * mean_se
+    assert radii.var() == pytest.approx(dim / epsilon**2, rel=0.05)
+
+
+# --------------------------------------------------------------------------------------
+# Directions: uniform on the unit sphere
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3, 5, 50, 384])
+def test_directions_have_unit_norm(dim: int) -> None:
+    directions = sample_unit_directions(5_000, dim, make_rng(11))
+    assert directions.shape == (5_000, dim)
+    np.testing.assert_allclose(np.linalg.norm(directions, axis=1), 1.0, rtol=0, atol=1e-12)
+    assert np.all(np.isfinite(directions))
+
+
+def test_one_dimensional_directions_are_fair_signs() -> None:
+    directions = sample_unit_directions(SAMPLES, 1, make_rng(12))[:, 0]
+    assert set(np.unique(directions)) == {-1.0, 1.0}
+    assert stats.binomtest(int((directions > 0).sum()), SAMPLES, 0.5).pvalue > ALPHA
+
+
+@pytest.mark.parametrize("dim", [2, 3, 5, 50, 384])
+def test_first_coordinate_follows_the_sphere_marginal(dim: int) -> None:
+    directions = sample_unit_directions(SAMPLES, dim, make_rng(100 + dim))
+    assert _first_coordinate_ks_pvalue(directions) > ALPHA
+
+
+@pytest.mark.parametrize("dim", [2, 5, 384])
+def test_noise_directions_are_uniform_too(dim: int) -> None:
+    """The direction of the full noise vector (not only of the helper) is uniform."""
+    noise = sample_laplace_noise(SAMPLES, dim, 1.0, make_rng(200 + dim))
+    assert _first_coordinate_ks_pvalue(noise / np.linalg.norm(noise, axis=1, keepdims=True)) > ALPHA
+
+
+@pytest.mark.parametrize("dim", [2, 3, 5, 50])
+def test_sphere_marginal_test_rejects_cube_directions(dim: int) -> None:
+    """Power: normalised uniform-in-a-cube vectors are not uniform on the sphere."""
+    assert _first_coordinate_ks_pvalue(_cube_directions(SAMPLES, dim, make_rng(100 + dim))) < ALPHA
+
+
+@pytest.mark.parametrize("dim", [2, 3, 5, 50])
+def test_directions_have_zero_mean_and_isotropic_covariance(dim: int) -> None:
+    count = 50_000
+    directions = sample_unit_directions(count, dim, make_rng(300 + dim))
+    # each coordinate has variance 1/n, so its mean has standard error 1/sqrt(n * count)
+    assert np.max(np.abs(directions.mean(axis=0))) < 5 / math.sqrt(dim * count)
+    scaled_covariance = dim * (directions.T @ directions) / count  # E[u u^T] = I / n
+    assert np.max(np.abs(scaled_covariance - np.eye(dim))) < 0.05
+
+
+def test_two_dimensional_angle_is_uniform() -> None:
+    directions = sample_unit_directions(SAMPLES, 2, make_rng(21))
+    angles = np.arctan2(directions[:, 1], directions[:, 0])
+    assert stats.kstest(angles, stats.uniform(loc=-math.pi, scale=2 * math.pi).cdf).pvalue > ALPHA
+    # power: the cube sampler's angles are not uniform
+    cube = _cube_directions(SAMPLES, 2, make_rng(21))
+    cube_angles = np.arctan2(cube[:, 1], cube[:, 0])
+    assert stats.kstest(cube_angles, stats.uniform(loc=-math.pi, scale=2 * math.pi).cdf).pvalue < ALPHA
+
+
+# --------------------------------------------------------------------------------------
+# The privacy property itself: density ratios bounded by exp(epsilon * d)
+# --------------------------------------------------------------------------------------
+
+MIN_COUNT = 100  # bins with fewer counts in either sample are too noisy to judge
+Z_LIMIT = 4.0  # sampling error allowance, in standard errors of the log ratio
+
+
+def _log_ratios(outputs_a: np.ndarray, outputs_b: np.ndarray, edges: list[np.ndarray]):
+    """Per-bin log(P_a(bin) / P_b(bin)), its standard error and the bin centres, for bins
+    where both samples have at least MIN_COUNT points."""
+    counts_a = np.histogramdd(outputs_a, bins=edges)[0]
+    counts_b = np.histogramdd(outputs_b, bins=edges)[0]
+    centres = np.stack(np.meshgrid(*[(e[1:] + e[:-1]) / 2 for e in edges], indexing="ij"), axis=-1)
+    keep = (counts_a >= MIN_COUNT) & (counts_b >= MIN_COUNT)
+    ca, cb = counts_a[keep], counts_b[keep]
+    log_ratio = np.log(ca / len(outputs_a)) - np.log(cb / len(outputs_b))
+    standard_error = np.sqrt(1 / ca - 1 / len(outputs_a) + 1 / cb - 1 / len(outputs_b))
+    return log_ratio, standard_error, centres[keep]
+
+
+def _worst_excess(outputs_x, outputs_y, edges, bound) -> float:
+    """Largest (|log ratio| - bound) / standard error over the bins, in both directions."""
+    log_ratio, standard_error, _ = _log_ratios(outputs_x, outputs_y, edges)
+    return float(np.max((np.abs(log_ratio) - bound) / standard_error))
+
+
+def _laplace_outputs(x: np.ndarray, count: int, epsilon: float, seed: int) -> np.ndarray:
+    return x + sample_laplace_noise(count, len(x), epsilon, make_rng(seed))
+
+
+def _gaussian_outputs_same_scale(x: np.ndarray, count: int, epsilon: float, seed: int) -> np.ndarray:
+    """A wrong mechanism: Gaussian noise with the Laplace noise's second moment
+    (E|noise|^2 = n(n+1)/eps^2), i.e. per-coordinate sd sqrt(n+1)/eps."""
+    sigma = math.sqrt(len(x) + 1) / epsilon
+    return x + make_rng(seed).standard_normal((count, len(x))) * sigma
+
+
+ONE_D = dict(epsilon=1.5, distance=1.0, count=500_000, edges=[np.arange(-8.0, 9.0 + 1e-9, 0.1)])
+TWO_D = dict(epsilon=1.0, distance=2.0, count=1_000_000, edges=[np.arange(-10.0, 12.0 + 1e-9, 0.5)] * 2)
+
+
+@pytest.mark.parametrize("setup", [ONE_D, TWO_D], ids=["1d", "2d"])
+def test_density_ratio_is_bounded_by_epsilon_times_distance(setup) -> None:
+    epsilon, distance, count, edges = setup["epsilon"], setup["distance"], setup["count"], setup["edges"]
+    dim = len(edges)
+    x = np.zeros(dim)
+    x_prime = np.zeros(dim)
+    x_prime[0] = distance
+    outputs_x = _laplace_outputs(x, count, epsilon, seed=1)
+    outputs_y = _laplace_outputs(x_prime, count, epsilon, seed=2)
+    log_ratio, standard_error, centres = _log_ratios(outputs_x, outputs_y, edges)
+    assert len(log_ratio) > 50  # the check covers many bins
+    assert np.max((np.abs(log_ratio) - epsilon * distance) / standard_error) < Z_LIMIT
+    # The bound is not vacuous: somewhere the ratio comes close to it.
+    assert np.max(log_ratio) > 0.8 * epsilon * distance
+
+
+def test_density_ratio_bound_is_attained_outside_the_segment_in_1d() -> None:
+    """For y left of x (the side away from x'), log p_x(y)/p_x'(y) = eps*d exactly; right of
+    x' it is -eps*d. The pooled estimate over those bins must match, i.e. the mechanism is
+    not noisier than it needs to be."""
+    epsilon, distance, count, edges = ONE_D["epsilon"], ONE_D["distance"], ONE_D["count"], ONE_D["edges"]
+    outputs_x = _laplace_outputs(np.zeros(1), count, epsilon, seed=1)
+    outputs_y = _laplace_outputs(np.array([distance]), count, epsilon, seed=2)
+    log_ratio, standard_error, centres = _log_ratios(outputs_x, outputs_y, edges)
+    half_bin = (edges[0][1] - edges[0][0]) / 2
+    for side, expected in ((centres[:, 0] + half_bin <= 0.0, epsilon * distance),
+                           (centres[:, 0] - half_bin >= distance, -epsilon * distance)):
+        assert side.sum() >= 10
+        weights = 1 / standard_error[side] ** 2
+        pooled = np.sum(weights * log_ratio[side]) / np.sum(weights)
+        pooled_se = 1 / math.sqrt(np.sum(weights))
+        assert abs(pooled - expected) < max(Z_LIMIT * pooled_se, 0.02)
+        # and bin by bin: every bin out there sits at the bound, up to sampling error
+        assert np.all(np.abs(log_ratio[side] - expected) < Z_LIMIT * standard_error[side])
+
+
+@pytest.mark.parametrize("setup", [ONE_D, TWO_D], ids=["1d", "2d"])
+def test_density_ratio_harness_catches_gaussian_noise(setup) -> None:
+    """Power: Gaussian noise of the same scale has unbounded log ratios in its tails; the
+    same harness with the same thresholds must flag it."""
+    epsilon, distance, count, edges = setup["epsilon"], setup["distance"], setup["count"], setup["edges"]
+    dim = len(edges)
+    x_prime = np.zeros(dim)
+    x_prime[0] = distance
+    outputs_x = _gaussian_outputs_same_scale(np.zeros(dim), count, epsilon, seed=1)
+    outputs_y = _gaussian_outputs_same_scale(x_prime, count, epsilon, seed=2)
+    assert _worst_excess(outputs_x, outputs_y, edges, epsilon * distance) > Z_LIMIT
+
+
+def test_density_ratio_harness_catches_too_little_noise() -> None:
+    """Power: Laplace noise at twice the claimed epsilon breaks the claimed bound."""
+    epsilon, distance, count, edges = ONE_D["epsilon"], ONE_D["distance"], ONE_D["count"], ONE_D["edges"]
+    outputs_x = _laplace_outputs(np.zeros(1), count, 2 * epsilon, seed=1)
+    outputs_y = _laplace_outputs(np.array([distance]), count, 2 * epsilon, seed=2)
+    assert _worst_excess(outputs_x, outputs_y, edges, epsilon * distance) > Z_LIMIT
+
+
+# --------------------------------------------------------------------------------------
+# Seeds and parameters
+# --------------------------------------------------------------------------------------
+
+
+def test_same_seed_gives_the_same_noise() -> None:
+    first = sample_laplace_noise(100, 7, 3.0, make_rng(42))
+    second = sample_laplace_noise(100, 7, 3.0, make_rng(42))
+    np.testing.assert_array_equal(first, second)
+    other = sample_laplace_noise(100, 7, 3.0, make_rng(43))
+    assert not np.array_equal(first, other)
+
+
+def test_seed_none_draws_fresh_entropy() -> None:
+    first = sample_laplace_noise(100, 7, 3.0, make_rng(None))
+    second = sample_laplace_noise(100, 7, 3.0, make_rng())
+    assert not np.array_equal(first, second)
+
+
+def test_a_generator_is_used_as_given() -> None:
+    generator = np.random.default_rng(5)
+    assert make_rng(generator) is generator
+    assert make_rng(np.int64(5)).random() == np.random.default_rng(5).random()
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "a", True, [1]])
+def test_bad_seeds_are_refused(seed) -> None:
+    with pytest.raises(InvalidParameterError, match="seed"):
+        make_rng(seed)
+
+
+BAD_EPSILONS = [0, 0.0, -1, -0.5, float("nan"), float("inf"), float("-inf"), "x", None]
+
+
+@pytest.mark.parametrize("epsilon", BAD_EPSILONS)
+def test_bad_epsilons_are_refused(epsilon, toy_embeddings: WordEmbeddings) -> None:
+    with pytest.raises(InvalidParameterError, match="epsilon"):
+        check_epsilon(epsilon)
+    with pytest.raises(InvalidParameterError, match="epsilon"):
+        sample_laplace_noise(3, 2, epsilon, make_rng(0))
+    with pytest.raises(InvalidParameterError, match="epsilon"):
+        EarthMoversPrivacy(epsilon, embeddings=toy_embeddings)
+
+
+@pytest.mark.parametrize("epsilon", [1e-9, 0.5, 3, "2.5", np.float32(4.0)])
+def test_good_epsilons_come_back_as_floats(epsilon) -> None:
+    value = check_epsilon(epsilon)
+    assert isinstance(value, float)
+    assert value == float(epsilon)
+
+
+def test_bad_dimension_is_refused() -> None:
+    with pytest.raises(InvalidParameterError, match="dimension"):
+        sample_laplace_noise(3, 0, 1.0, make_rng(0))
+
+
+def test_noise_for_split_batches_equals_noise_for_one_batch() -> None:
+    """With separate radius and direction streams, 10 + 20 draws equal 30 draws."""
+    whole = sample_laplace_noise(30, 6, 2.0, make_rng(8), make_rng(9))
+    radius_rng, direction_rng = make_rng(8), make_rng(9)
+    parts = [sample_laplace_noise(n, 6, 2.0, radius_rng, direction_rng) for n in (10, 20)]
+    np.testing.assert_array_equal(whole, np.concatenate(parts))
+
+
+# --------------------------------------------------------------------------------------
+# Batching invariance of the whole mechanism
+# --------------------------------------------------------------------------------------
+
+
+def _toy_texts(count: int = 40) -> list[str]:
+    rng = np.random.default_rng(99)
+    texts = []
+    for i in range(count):
+        words = [f"w{j}" for j in rng.integers(0, 200, size=int(rng.integers(0, 15)))]
+        texts.append(", ".join(words[:3]) + (" " if words[:3] else "") + " ".join(words[3:]) + ("." if i % 2 else "!\n"))
+    return texts
+
+
+@pytest.mark.parametrize("decode", ["exact", "approx"])
+def test_releases_do_not_depend_on_batching(toy_embeddings: WordEmbeddings, decode: str) -> None:
+    texts = _toy_texts()
+    kwargs = dict(epsilon=2.0, embeddings=toy_embeddings, seed=1234, decode=decode)
+
+    one_by_one_mechanism = EarthMoversPrivacy(**kwargs)
+    one_by_one = [one_by_one_mechanism.sanitize(t).text for t in texts]
+    all_at_once = [r.text for r in EarthMoversPrivacy(**kwargs).sanitize_many(texts)]
+    tiny_batches = [r.text for r in EarthMoversPrivacy(**kwargs, batch_words=1).sanitize_many(texts)]
+    huge_batches = [r.text for r in EarthMoversPrivacy(**kwargs, batch_words=10**6).sanitize_many(texts)]
+    generator_input = [r.text for r in EarthMoversPrivacy(**kwargs, batch_words=7).sanitize_many(iter(texts))]
+
+    assert one_by_one == all_at_once == tiny_batches == huge_batches == generator_input
+    # the comparison is meaningful: the noise did change words
+    assert sum(a != b for a, b in zip(texts, all_at_once)) > len(texts) // 2
+    # and a different seed gives different releases
+    other = [r.text for r in EarthMoversPrivacy(**{**kwargs, "seed": 4321}).sanitize_many(texts)]
+    assert other != all_at_once
+
+
+def test_progress_reports_every_document(toy_embeddings: WordEmbeddings) -> None:
+    texts = _toy_texts(25)
+    seen: list[int] = []
+    EarthMoversPrivacy(2.0, embeddings=toy_embeddings, seed=1, batch_words=5).sanitize_many(texts, progress=seen.append)
+    assert sum(seen) == len(texts)
