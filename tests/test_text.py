@@ -291,6 +291,15 @@ def test_oov_drop_removes_unknown_words_and_counts_them(toy_word_embeddings) -> 
     assert bag.guarantee.tokens_dropped == 4
 
 
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [("market {0}.", "market."), ("market {0}", "market"), ("({0} market)", "(market)"), ("{0}, market", ", market")],
+)
+def test_oov_drop_leaves_no_stray_space(toy_word_embeddings, template: str, expected: str) -> None:
+    release = EarthMoversPrivacy(1e6, embeddings=toy_word_embeddings, oov="drop", seed=0).sanitize(template.format(OOV_WORD))
+    assert release.text == expected
+
+
 def test_oov_perturb_never_passes_an_unknown_word_through(toy_word_embeddings) -> None:
     text = " ".join([OOV_WORD, "Bankers", "xq"] * 100)
     release = EarthMoversPrivacy(0.01, embeddings=toy_word_embeddings, seed=5).sanitize(text)
