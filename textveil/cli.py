@@ -65,13 +65,13 @@ def _load_embeddings(spec: str, vocab_size: Optional[int]):
     return load_embeddings(spec, vocab_size, log=lambda message: stderr.print(f"[dim]{message}[/dim]"))
 
 
-def _parse_epsilons(grid: str) -> list[float]:
+def _parse_epsilons(grid: str, option: str = "--epsilons") -> list[float]:
     from textveil.privacy.parameters import check_epsilon
 
     values = [item.strip() for item in grid.split(",") if item.strip()]
     if not values:
-        raise InvalidParameterError(f"--epsilons '{grid}' holds no value; give a comma-separated list such as 10,20,30")
-    return [check_epsilon(v, name=f"epsilon '{v}' in --epsilons") for v in values]
+        raise InvalidParameterError(f"{option} '{grid}' holds no value; give a comma-separated list such as 10,20,30")
+    return [check_epsilon(v, name=f"epsilon '{v}' in {option}") for v in values]
 
 
 def _corpus_words(documents) -> list[str]:
@@ -247,6 +247,111 @@ def calibrate(
     if plot is not None:
         plot_calibration(points, str(plot), title=f"emp calibration ({table.name})")
         stderr.print(f"plot written to {plot}")
+
+
+@app.command()
+def attack(
+    known: Optional[Path] = typer.Option(None, help="Known texts: a folder per author, or JSONL/CSV."),
+    unknown: Optional[Path] = typer.Option(None, help="Unknown texts to attribute (same layouts)."),
+    attack_name: str = typer.Option("char3-svm", "--attack", "-a", help="Attack name (see --list)."),
+    top_k: int = typer.Option(10, help="Report top-1..k accuracy."),
+    collapse_per_label: bool = typer.Option(False, help="Judge each unknown author's texts together (paper 004)."),
+    fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text or json."),
+    text_field: str = typer.Option("text", help="Text field of JSONL/CSV corpora."),
+    label_field: str = typer.Option("label", help="Label (author) field of JSONL/CSV corpora."),
+    encoding: str = typer.Option("utf-8", help="Encoding of the corpora."),
+    seed: Optional[int] = typer.Option(None, help="Seed for attacks that draw at random."),
+    list_attacks: bool = typer.Option(False, "--list", help="List the attacks and exit."),
+) -> None:
+    """Attribute unknown texts to the authors of known texts; print top-1..k accuracy and chance."""
+    from textveil.attacks.base import evaluate_attack
+    from textveil.attacks.registry import ATTACKS, make_attack
+    from textveil.corpus.labelled import read_labelled_corpus
+
+    if list_attacks:
+        for name, (_, _, description) in ATTACKS.items():
+            print(f"{name:22s} {description}")
+        return
+    if known is None or unknown is None:
+        raise InputError("attack needs --known PATH and --unknown PATH (or --list)")
+    if top_k < 1:
+        raise InvalidParameterError(f"--top-k must be at least 1, got {top_k}")
+    model = make_attack(attack_name, shared={"random_state": seed})
+    known_corpus = read_labelled_corpus(known, text_field, label_field, encoding).validate(what="known corpus")
+    unknown_corpus = read_labelled_corpus(unknown, text_field, label_field, encoding).validate(
+        min_labels=1, what="unknown corpus")
+    with stderr.status(f"fitting {attack_name} on {len(known_corpus):,} known texts and ranking {len(unknown_corpus):,}"):
+        result = evaluate_attack(
+            model, known_corpus.texts, known_corpus.labels, unknown_corpus.texts, unknown_corpus.labels,
+            top_k=top_k, collapse_per_label=collapse_per_label,
+        )
+    if fmt is OutputFormat.json:
+        print(json.dumps(result.to_dict()))
+        return
+    view = Table(title=f"{attack_name}: {result.n_unknown:,} unknown, {result.n_candidates} candidate authors")
+    view.add_column("k", justify="right")
+    view.add_column("top-k accuracy", justify="right")
+    view.add_column("chance", justify="right")
+    for k, (accuracy, chance) in enumerate(zip(result.topk, result.chance), start=1):
+        view.add_row(str(k), f"{accuracy:.3f}", f"{chance:.3f}")
+    Console().print(view)
+
+
+@app.command()
+def evaluate(
+    risk_corpus: Path = typer.Option(..., help="Labelled corpus for authorship risk (a train/test folder pair, a folder per author, or JSONL/CSV)."),
+    out: Path = typer.Option(..., help="Folder for results.json, report.md, report.html and figures."),
+    mechanism: str = typer.Option("emp", "--mechanism", "-m", help="Mechanism name."),
+    grid: str = typer.Option("10,15,20,25,30", help="Comma-separated parameter values (epsilon)."),
+    risk_unknown: Optional[Path] = typer.Option(None, help="Unknown risk texts, when --risk-corpus holds only the known ones."),
+    utility_corpus: Optional[Path] = typer.Option(None, help="Labelled corpus for utility (topics); split 80/20."),
+    attacks: str = typer.Option(",".join(("impostors", "embedding-1nn", "char3-svm")), help="Comma-separated attacks."),
+    utility: Optional[str] = typer.Option(None, help="Comma-separated utility tasks (default: all that apply)."),
+    seed: Optional[int] = typer.Option(None, help="Seed: reproducible releases, cached between runs."),
+    top_k: int = typer.Option(10, help="Top-k for identification curves."),
+    unknown_per_label: Optional[int] = typer.Option(None, help="Sample this many unknown texts per author."),
+    known_per_label: Optional[int] = typer.Option(None, help="Per author, the first K texts are known (single corpus)."),
+    collapse_per_label: bool = typer.Option(False, help="Judge each unknown author's texts together (paper 004)."),
+    embeddings: str = typer.Option("default", help="'default' or a vectors file."),
+    vocab_size: Optional[int] = typer.Option(None, help="Keep only the K most frequent vocabulary words."),
+    decode: Decoder = typer.Option(Decoder.exact, help="exact or approx decoding."),
+    text_field: str = typer.Option("text", help="Text field of JSONL/CSV corpora."),
+    label_field: str = typer.Option("label", help="Label field of JSONL/CSV corpora."),
+    utility_label_field: Optional[str] = typer.Option(None, help="Label field of the utility corpus (default: --label-field)."),
+    encoding: str = typer.Option("utf-8", help="Encoding of the risk corpus."),
+    utility_encoding: Optional[str] = typer.Option(None, help="Encoding of the utility corpus (default: --encoding)."),
+    no_cache: bool = typer.Option(False, help="Do not reuse or store cached releases."),
+) -> None:
+    """Sweep a mechanism over a parameter grid; attack and measure each release; write a report."""
+    from textveil.embeddings.default_model import cache_root
+    from textveil.evaluation import ExperimentPlan, load_evaluation_corpora, run_experiment, validate, write_report
+    from textveil.evaluation.utility_tasks import UTILITY_RUNNERS
+
+    values = _parse_epsilons(grid, option="--grid")
+    plan = ExperimentPlan(
+        mechanism=mechanism, grid=values, attacks=[a.strip() for a in attacks.split(",") if a.strip()],
+        utility=[u.strip() for u in utility.split(",") if u.strip()] if utility else list(UTILITY_RUNNERS),
+        seed=seed, top_k=top_k, collapse_per_label=collapse_per_label, embeddings=embeddings,
+        mechanism_options={"decode": decode.value, **({"vocab_size": vocab_size} if vocab_size else {})},
+    )
+    corpora = load_evaluation_corpora(
+        risk_corpus, risk_unknown=risk_unknown, utility_corpus=utility_corpus, text_field=text_field,
+        label_field=label_field, utility_label_field=utility_label_field, known_per_label=known_per_label,
+        unknown_per_label=unknown_per_label, encoding=encoding, utility_encoding=utility_encoding,
+        seed=0 if seed is None else seed,
+    )
+    validate(plan, corpora)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out '{out}' is a file; give a folder for the report")
+    with _progress() as progress:
+        task = progress.add_task("evaluating", total=len(values) + 1)
+        results = run_experiment(
+            corpora, plan, cache_folder=None if no_cache else cache_root() / "releases",
+            log=lambda message: progress.console.print(f"[dim]{message}[/dim]"),
+            progress=lambda stage, done, total: progress.update(task, completed=done, total=total),
+        )
+    written = write_report(results, out, title=f"textveil evaluation: {mechanism} on {corpora.risk_known.name}")
+    stderr.print(f"report written to {written['report.html']} (and {', '.join(sorted(p.name for p in written.values() if p.suffix != '.html'))})")
 
 
 @embeddings_app.command("build")

@@ -4,6 +4,7 @@ does not import scikit-learn, fastText and the embeddings all at once."""
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Any
 
 from textveil.errors import InvalidParameterError
@@ -33,8 +34,12 @@ def attack_names() -> list[str]:
     return list(ATTACKS)
 
 
-def make_attack(name: str, **overrides: Any) -> Any:
-    """A new, unfitted attack by name; a clear error lists the valid names."""
+def make_attack(name: str, shared: dict[str, Any] | None = None, **overrides: Any) -> Any:
+    """A new, unfitted attack by name; a clear error lists the valid names.
+
+    ``shared`` holds resources an evaluation already has (``embeddings``); each is passed
+    only to attacks whose constructor takes it.
+    """
     try:
         target, defaults, _ = ATTACKS[name]
     except KeyError:
@@ -43,4 +48,6 @@ def make_attack(name: str, **overrides: Any) -> Any:
         ) from None
     module_name, class_name = target.split(":")
     cls = getattr(importlib.import_module(module_name), class_name)
-    return cls(**{**defaults, **overrides})
+    accepted = inspect.signature(cls).parameters
+    offered = {key: value for key, value in (shared or {}).items() if key in accepted}
+    return cls(**{**offered, **defaults, **overrides})

@@ -1,0 +1,73 @@
+"""Assemble the corpora of an evaluation from paths, as the ``evaluate`` command takes them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textveil.corpus.labelled import (
+    LabelledCorpus,
+    read_labelled_corpus,
+    sample_per_label,
+    split_first_k,
+    split_stratified,
+)
+from textveil.evaluation.experiment import EvaluationCorpora
+
+
+def _split_folders(path: Path) -> tuple[Path, Path] | None:
+    """A folder holding a train and a test folder of label folders (the C50 layout)."""
+    if not path.is_dir():
+        return None
+    children = [p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    train = [p for p in children if "train" in p.name.lower()]
+    test = [p for p in children if "test" in p.name.lower()]
+    if len(children) == 2 and len(train) == 1 and len(test) == 1:
+        return train[0], test[0]
+    return None
+
+
+def load_evaluation_corpora(
+    risk_corpus: str | Path,
+    *,
+    risk_unknown: str | Path | None = None,
+    utility_corpus: str | Path | None = None,
+    text_field: str = "text",
+    label_field: str = "label",
+    utility_label_field: str | None = None,
+    known_per_label: int | None = None,
+    unknown_per_label: int | None = None,
+    held_out: float = 0.2,
+    encoding: str = "utf-8",
+    utility_encoding: str | None = None,
+    seed: int | None = 0,
+) -> EvaluationCorpora:
+    """Known and unknown risk texts, and utility train/test texts.
+
+    Risk: ``risk_unknown`` given -> ``risk_corpus`` is known, it is unknown; a folder with a
+    train and a test folder (C50) -> those; otherwise the first ``known_per_label`` texts of
+    each label are known (default: half) and the rest unknown. ``unknown_per_label`` samples
+    the unknown texts (a sweep releases them once per grid point). Utility: a stratified
+    ``held_out`` split of ``utility_corpus``.
+    """
+    risk_path = Path(risk_corpus)
+    split = _split_folders(risk_path)
+    if risk_unknown is not None:
+        known = read_labelled_corpus(risk_path, text_field, label_field, encoding)
+        unknown = read_labelled_corpus(risk_unknown, text_field, label_field, encoding)
+    elif split is not None:
+        known = read_labelled_corpus(split[0], text_field, label_field, encoding)
+        unknown = read_labelled_corpus(split[1], text_field, label_field, encoding)
+    else:
+        whole = read_labelled_corpus(risk_path, text_field, label_field, encoding).validate(what="risk corpus")
+        per_label = known_per_label or max(1, min(whole.counts().values()) // 2)
+        known, unknown = split_first_k(whole, per_label)
+    if unknown_per_label is not None:
+        unknown = sample_per_label(unknown, unknown_per_label, seed)
+    utility_train: LabelledCorpus | None = None
+    utility_test: LabelledCorpus | None = None
+    if utility_corpus is not None:
+        whole_utility = read_labelled_corpus(
+            utility_corpus, text_field, utility_label_field or label_field, utility_encoding or encoding
+        ).validate(what="utility corpus")
+        utility_train, utility_test = split_stratified(whole_utility, held_out, seed)
+    return EvaluationCorpora(known, unknown, utility_train, utility_test)

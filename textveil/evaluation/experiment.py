@@ -1,0 +1,273 @@
+"""Sweep a mechanism's privacy parameter over labelled corpora; attack and measure each release.
+
+The flow, for every grid point (plus the unmodified text): release the unknown texts of the
+risk corpus and the test texts of the utility corpus (cached), score every attack (fitted
+once on the clean known texts) and every utility task (prepared once on clean text) on the
+release. Attacks and mechanisms meet only here.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from textveil.attacks.base import evaluate_attack
+from textveil.attacks.registry import ATTACKS, make_attack
+from textveil.corpus.labelled import LabelledCorpus
+from textveil.errors import InvalidParameterError
+from textveil.evaluation.release_cache import ReleaseCache, release_key
+from textveil.evaluation.utility_tasks import UTILITY_RUNNERS, UtilityRunner
+from textveil.mechanisms.registry import make_mechanism, mechanism_class
+from textveil.privacy.parameters import check_epsilon
+
+DEFAULT_ATTACKS = ("impostors", "embedding-1nn", "char3-svm")
+DEFAULT_UTILITY = ("topic-fasttext", "topic-5nn", "semantic-similarity")
+UNMODIFIED = "none"
+
+
+@dataclass
+class ExperimentPlan:
+    """What to sweep and what to measure."""
+
+    mechanism: str = "emp"
+    grid: list[float] = field(default_factory=lambda: [10.0, 15.0, 20.0, 25.0, 30.0])
+    parameter: str = "epsilon"
+    attacks: list[str] = field(default_factory=lambda: list(DEFAULT_ATTACKS))
+    utility: list[str] = field(default_factory=lambda: list(DEFAULT_UTILITY))
+    seed: int | None = None
+    top_k: int = 10
+    collapse_per_label: bool = False
+    include_unmodified: bool = True
+    embeddings: str = "default"
+    mechanism_options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class EvaluationCorpora:
+    """Risk: known texts (the attacker's reference) and unknown texts (released, then attacked).
+    Utility: training texts (clean) and test texts (released, then measured)."""
+
+    risk_known: LabelledCorpus
+    risk_unknown: LabelledCorpus
+    utility_train: LabelledCorpus | None = None
+    utility_test: LabelledCorpus | None = None
+
+
+def validate(plan: ExperimentPlan, corpora: EvaluationCorpora) -> None:
+    """Every check that can fail, before any work starts."""
+    mechanism_class(plan.mechanism)
+    if not plan.grid:
+        raise InvalidParameterError("the grid is empty; give at least one parameter value, e.g. --grid 10,20,30")
+    for value in plan.grid:
+        check_epsilon(value, name=f"{plan.parameter} {value!r} in the grid")
+    for name in plan.attacks:
+        if name not in ATTACKS:
+            raise InvalidParameterError(f"unknown attack '{name}'; run 'textveil attack --list' for the valid names")
+    for name in plan.utility:
+        if name not in UTILITY_RUNNERS:
+            raise InvalidParameterError(
+                f"unknown utility task '{name}'; valid tasks: {', '.join(sorted(UTILITY_RUNNERS))}"
+            )
+    if plan.top_k < 1:
+        raise InvalidParameterError(f"top-k must be at least 1, got {plan.top_k}")
+    corpora.risk_known.validate(what="risk corpus (known texts)")
+    corpora.risk_unknown.validate(min_labels=1, what="risk corpus (unknown texts)")
+    missing = sorted(set(corpora.risk_unknown.labels) - set(corpora.risk_known.labels))
+    if missing:
+        raise InvalidParameterError(
+            f"{len(missing)} author(s) of the unknown texts have no known text (e.g. '{missing[0]}'); "
+            "every unknown author needs known texts"
+        )
+    if corpora.utility_train is not None and corpora.utility_test is not None:
+        corpora.utility_train.validate(what="utility corpus (training texts)")
+        corpora.utility_test.validate(min_labels=1, what="utility corpus (test texts)")
+
+
+def _machine() -> dict[str, Any]:
+    import os
+
+    return {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()}
+
+
+def _point_seeds(seed: int | None, count: int) -> list[int | None]:
+    if seed is None:
+        return [None] * count
+    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(count)]
+
+
+def run_experiment(
+    corpora: EvaluationCorpora,
+    plan: ExperimentPlan,
+    *,
+    cache_folder: Path | None = None,
+    log: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Run the sweep; returns the results as plain data (what ``results.json`` holds).
+
+    ``progress(stage, done, total)`` is called as grid points finish.
+    """
+    validate(plan, corpora)
+    say = log or (lambda message: None)
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+
+    def timed(stage: str, seconds: float) -> None:
+        timings[stage] = round(timings.get(stage, 0.0) + seconds, 3)
+
+    clock = time.perf_counter()
+    from textveil.embeddings.default_model import load_embeddings
+
+    embeddings = load_embeddings(plan.embeddings, plan.mechanism_options.get("vocab_size"), log=say)
+    options = {k: v for k, v in plan.mechanism_options.items() if k != "vocab_size"}
+    timed("load embeddings", time.perf_counter() - clock)
+
+    clock = time.perf_counter()
+    attacks = {}
+    for name in plan.attacks:
+        say(f"fitting attack {name} on {len(corpora.risk_known)} known texts")
+        attack = make_attack(name, shared={"embeddings": embeddings, "random_state": plan.seed})
+        attack.fit(corpora.risk_known.texts, corpora.risk_known.labels)
+        attacks[name] = attack
+    timed("fit attacks", time.perf_counter() - clock)
+
+    clock = time.perf_counter()
+    has_utility_corpus = corpora.utility_train is not None and corpora.utility_test is not None
+    utility_train = corpora.utility_train if has_utility_corpus else corpora.risk_known
+    utility_test = corpora.utility_test if has_utility_corpus else corpora.risk_unknown
+    runners: dict[str, UtilityRunner] = {}
+    for name in plan.utility:
+        runner = UTILITY_RUNNERS[name](embeddings=embeddings, seed=plan.seed)
+        if runner.needs_topic_labels and not has_utility_corpus:
+            say(f"utility task {name} skipped: it needs a utility corpus with topic labels (--utility-corpus)")
+            continue
+        say(f"preparing utility task {name}")
+        runner.prepare(utility_train, utility_test)
+        runners[name] = runner
+    timed("prepare utility tasks", time.perf_counter() - clock)
+
+    points_spec: list[float | None] = ([None] if plan.include_unmodified else []) + [float(v) for v in plan.grid]
+    seeds = _point_seeds(plan.seed, len(points_spec))
+    cache = ReleaseCache(cache_folder)
+    points = []
+    for index, (value, seed) in enumerate(zip(points_spec, seeds)):
+        label = UNMODIFIED if value is None else f"{value:g}"
+        point: dict[str, Any] = {"label": label, "parameter": value, "seed": seed, "seconds": {}}
+        clock = time.perf_counter()
+        released_risk, released_utility, release_stats = _release_point(
+            plan, options, embeddings, value, seed, corpora.risk_unknown,
+            utility_test if has_utility_corpus else None, cache,
+        )
+        point["release"] = release_stats
+        point["seconds"]["release"] = round(time.perf_counter() - clock, 3)
+        timed("release", time.perf_counter() - clock)
+
+        clock = time.perf_counter()
+        point["attacks"] = {}
+        for name, attack in attacks.items():
+            result = evaluate_attack(
+                attack, corpora.risk_known.texts, corpora.risk_known.labels, released_risk,
+                corpora.risk_unknown.labels, top_k=plan.top_k, collapse_per_label=plan.collapse_per_label, fit=False,
+            )
+            point["attacks"][name] = result.to_dict()
+        point["seconds"]["attacks"] = round(time.perf_counter() - clock, 3)
+        timed("attacks", time.perf_counter() - clock)
+
+        clock = time.perf_counter()
+        released_for_utility = released_utility if has_utility_corpus else released_risk
+        point["utility"] = {name: runner.measure(released_for_utility) for name, runner in runners.items()}
+        point["seconds"]["utility"] = round(time.perf_counter() - clock, 3)
+        timed("utility", time.perf_counter() - clock)
+        points.append(point)
+        say(f"{plan.parameter} {label}: " + ", ".join(
+            [f"{n} top-1 {r['top1']:.3f}" for n, r in point["attacks"].items()]
+            + [f"{n} {u['value']:.3f}" for n, u in point["utility"].items()]
+        ))
+        if progress is not None:
+            progress("grid", index + 1, len(points_spec))
+
+    timings["total"] = round(time.perf_counter() - started, 3)
+    return {
+        "textveil_version": _version(),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": _machine(),
+        "plan": asdict(plan),
+        "corpora": {
+            role: _describe(corpus)
+            for role, corpus in (
+                ("risk_known", corpora.risk_known), ("risk_unknown", corpora.risk_unknown),
+                ("utility_train", corpora.utility_train if has_utility_corpus else None),
+                ("utility_test", corpora.utility_test if has_utility_corpus else None),
+            )
+            if corpus is not None
+        },
+        "embeddings": {"name": embeddings.name, "words": len(embeddings), "dim": embeddings.dim},
+        "topic_chance": (1 / len(utility_train.label_set)) if has_utility_corpus else None,
+        "points": points,
+        "timings": timings,
+        "release_cache": {"hits": cache.hits, "misses": cache.misses, "folder": str(cache_folder) if cache_folder else None},
+    }
+
+
+def _version() -> str:
+    from textveil import __version__
+
+    return __version__
+
+
+def _describe(corpus: LabelledCorpus) -> dict[str, Any]:
+    return {"name": corpus.name, "documents": len(corpus), "labels": len(corpus.label_set), "hash": corpus.content_hash()}
+
+
+def _release_point(
+    plan: ExperimentPlan,
+    options: dict[str, Any],
+    embeddings: Any,
+    value: float | None,
+    seed: int | None,
+    risk_unknown: LabelledCorpus,
+    utility_test: LabelledCorpus | None,
+    cache: ReleaseCache,
+) -> tuple[list[str], list[str] | None, dict[str, Any]]:
+    """Release the risk and utility test texts at one grid point (the unmodified point is the text itself)."""
+    if value is None:
+        return list(risk_unknown.texts), (list(utility_test.texts) if utility_test else None), {"words_protected": 0}
+    stats = {"words_protected": 0, "words_changed": 0}
+    # One mechanism (and seed) per corpus, so a cached risk release never shifts the random
+    # stream of the utility release.
+    risk_seed, utility_seed = _point_seeds(seed, 2)
+
+    def parameters(corpus_seed: int | None) -> dict[str, Any]:
+        return {plan.parameter: value, "seed": corpus_seed, "embeddings": embeddings.name, **options}
+
+    def release(corpus: LabelledCorpus, corpus_seed: int | None) -> Callable[[], list[str]]:
+        def run() -> list[str]:
+            mechanism = make_mechanism(
+                plan.mechanism, **{plan.parameter: value}, embeddings=embeddings, seed=corpus_seed, **options
+            )
+            releases = mechanism.sanitize_many(corpus.texts)
+            stats["words_protected"] += sum(r.guarantee.words_protected for r in releases)
+            stats["words_changed"] += sum(len(r.changes) for r in releases)
+            return [r.text for r in releases]
+
+        return run
+
+    def key(corpus: LabelledCorpus, corpus_seed: int | None) -> str | None:
+        return None if corpus_seed is None else release_key(plan.mechanism, parameters(corpus_seed), corpus)
+
+    risk = cache.get_or_release(key(risk_unknown, risk_seed), release(risk_unknown, risk_seed), len(risk_unknown))
+    utility = None
+    if utility_test is not None:
+        utility = cache.get_or_release(
+            key(utility_test, utility_seed), release(utility_test, utility_seed), len(utility_test)
+        )
+    if stats["words_protected"]:
+        stats["words_changed_fraction"] = round(stats["words_changed"] / stats["words_protected"], 4)
+    return risk, utility, stats

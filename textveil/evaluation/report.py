@@ -1,0 +1,129 @@
+"""Write an experiment's results: ``results.json``, a Markdown report and a self-contained
+HTML page (figures embedded), plus the figures as PNG files. Every file is written atomically."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
+from textveil.evaluation.plots import risk_utility_maps, topk_curves
+
+FIGURES = {"topk_curves.png": topk_curves, "risk_utility.png": risk_utility_maps}
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def table1_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Paper 001's Table 1: per grid point, correct author predictions of each attack and
+    topic accuracy of each topic task, with the chance levels in the header."""
+    points = results["points"]
+    attacks = list(points[0]["attacks"]) if points else []
+    tasks = [t for t in (points[0]["utility"] if points else {}) if t.startswith("topic")]
+    header = [results["plan"]["parameter"]]
+    for name in attacks:
+        first = points[0]["attacks"][name]
+        chance = first["chance"][0] * first["n_unknown"]
+        header.append(f"{name}: correct / {first['n_unknown']} (chance {chance:.1f})")
+    topic_chance = results.get("topic_chance")
+    for task in tasks:
+        header.append(f"{task}: accuracy" + (f" (chance {topic_chance:.2f})" if topic_chance else ""))
+    rows = []
+    for point in points:
+        row = [point["label"]]
+        for name in attacks:
+            result = point["attacks"][name]
+            row.append(f"{round(result['top1'] * result['n_unknown'])} ({result['top1']:.1%})")
+        for task in tasks:
+            row.append(_fmt(point["utility"][task]["value"]))
+        rows.append(row)
+    return header, rows
+
+
+def topk_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    header = [results["plan"]["parameter"], "attack", "top-1", "top-5", "top-10", "chance top-1"]
+    rows = []
+    for point in results["points"]:
+        for name, result in point["attacks"].items():
+            topk = result["topk"]
+            rows.append([point["label"], name, _fmt(topk[0]), _fmt(topk[min(4, len(topk) - 1)]),
+                         _fmt(topk[min(9, len(topk) - 1)]), _fmt(result["chance"][0])])
+    return header, rows
+
+
+def utility_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    points = results["points"]
+    tasks = list(points[0]["utility"]) if points else []
+    header = [results["plan"]["parameter"]] + [
+        f"{t} ({points[0]['utility'][t]['metric']}, {'higher' if points[0]['utility'][t]['higher_is_better'] else 'lower'} is better)"
+        for t in tasks
+    ]
+    rows = [[p["label"]] + [_fmt(p["utility"][t]["value"]) for t in tasks] for p in points]
+    return header, rows
+
+
+def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _html_table(header: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _summary_lines(results: dict[str, Any]) -> list[str]:
+    plan, corpora = results["plan"], results["corpora"]
+    lines = [
+        f"mechanism `{plan['mechanism']}`, {plan['parameter']} grid {', '.join(f'{v:g}' for v in plan['grid'])}"
+        + (" plus the unmodified text" if plan["include_unmodified"] else "")
+        + f", seed {plan['seed']}",
+        f"embeddings: {results['embeddings']['name']} ({results['embeddings']['words']:,} words, {results['embeddings']['dim']} dims)",
+    ]
+    for role, info in corpora.items():
+        lines.append(f"{role.replace('_', ' ')}: {info['name']}, {info['documents']:,} documents, {info['labels']} labels")
+    timing = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in results["timings"].items())
+    lines.append(f"time per stage: {timing}")
+    lines.append(f"machine: {results['machine']['platform']}, {results['machine']['cpus']} CPUs, Python {results['machine']['python']}")
+    return lines
+
+
+def write_report(results: dict[str, Any], out_dir: str | Path, title: str = "textveil evaluation") -> dict[str, Path]:
+    """Write results.json, report.md, report.html and the PNG figures into ``out_dir``."""
+    out = Path(out_dir)
+    written: dict[str, Path] = {}
+    written["results.json"] = atomic_write_text(out / "results.json", json.dumps(results, indent=2) + "\n")
+    images = {name: draw(results) for name, draw in FIGURES.items()}
+    for name, data in images.items():
+        written[name] = atomic_write_bytes(out / name, data)
+    tables = [
+        ("Correct predictions per parameter value (paper 001, Table 1)", table1_rows(results)),
+        ("Top-k identification", topk_rows(results)),
+        ("Utility of the release", utility_rows(results)),
+    ]
+    markdown = [f"# {title}", "", *[f"- {line}" for line in _summary_lines(results)], ""]
+    for heading, (header, rows) in tables:
+        markdown += [f"## {heading}", "", _markdown_table(header, rows), ""]
+    markdown += ["## Top-k identification curves (paper 004, Fig. 2)", "", "![top-k curves](topk_curves.png)", "",
+                 "## Risk-utility maps (paper 004, Fig. 4)", "", "![risk-utility maps](risk_utility.png)", ""]
+    written["report.md"] = atomic_write_text(out / "report.md", "\n".join(markdown))
+    style = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+             "table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #ccc;padding:4px 8px}"
+             "th{background:#f3f3f3}img{max-width:100%}")
+    body = [f"<h1>{html.escape(title)}</h1>", "<ul>" + "".join(f"<li>{html.escape(l)}</li>" for l in _summary_lines(results)) + "</ul>"]
+    for heading, (header, rows) in tables:
+        body += [f"<h2>{html.escape(heading)}</h2>", _html_table(header, rows)]
+    for name, caption in (("topk_curves.png", "Top-k identification curves (paper 004, Fig. 2)"),
+                          ("risk_utility.png", "Risk-utility maps (paper 004, Fig. 4)")):
+        encoded = base64.b64encode(images[name]).decode("ascii")
+        body += [f"<h2>{caption}</h2>", f'<img alt="{caption}" src="data:image/png;base64,{encoded}">']
+    page = f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>{style}</style></head><body>{''.join(body)}</body></html>"
+    written["report.html"] = atomic_write_text(out / "report.html", page)
+    return written
