@@ -1,0 +1,201 @@
+"""The evaluation harness: corpora, validation before any work, the release cache, reports."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from textveil.corpus.labelled import (
+    LabelledCorpus,
+    known_text_unknown_snippet,
+    read_labelled_corpus,
+    sample_per_label,
+    split_first_k,
+    split_stratified,
+    truncate_to_common_length,
+)
+from textveil.errors import InputError, InvalidParameterError
+from textveil.evaluation import EvaluationCorpora, ExperimentPlan, load_evaluation_corpora, validate, write_report
+from textveil.evaluation.release_cache import ReleaseCache, release_key
+from textveil.text.tokenize import tokenize
+
+
+def write_author_folders(root: Path, authors: dict[str, list[str]]) -> Path:
+    for author, texts in authors.items():
+        (root / author).mkdir(parents=True, exist_ok=True)
+        for i, text in enumerate(texts):
+            (root / author / f"{i:03d}.txt").write_text(text, encoding="utf-8")
+    return root
+
+
+def toy_corpus(labels=("a", "b"), per_label=6) -> LabelledCorpus:
+    texts, tags = [], []
+    for label in labels:
+        for i in range(per_label):
+            texts.append(f"text {i} by {label} with some words")
+            tags.append(label)
+    return LabelledCorpus(texts, tags, name="toy")
+
+
+def test_folder_jsonl_and_csv_corpora_read_alike(tmp_path):
+    folder = write_author_folders(tmp_path / "folder", {"ann": ["one text", "two text"], "bob": ["three"]})
+    corpus = read_labelled_corpus(folder)
+    assert corpus.labels == ["ann", "ann", "bob"] and corpus.texts[2] == "three"
+    jsonl = tmp_path / "c.jsonl"
+    jsonl.write_text("".join(json.dumps({"user": u, "body": t}) + "\n" for u, t in zip(corpus.labels, corpus.texts)))
+    from_jsonl = read_labelled_corpus(jsonl, text_field="body", label_field="user")
+    assert from_jsonl.texts == corpus.texts and from_jsonl.labels == corpus.labels
+    csv_file = tmp_path / "c.csv"
+    csv_file.write_text("user,body\n" + "".join(f"{u},{t}\n" for u, t in zip(corpus.labels, corpus.texts)))
+    assert read_labelled_corpus(csv_file, text_field="body", label_field="user").labels == corpus.labels
+    with pytest.raises(InputError, match="label field 'author'.*--label-field"):
+        read_labelled_corpus(jsonl, text_field="body", label_field="author")
+
+
+def test_splits_follow_the_papers():
+    corpus = toy_corpus(per_label=10)
+    known, unknown = split_first_k(corpus, 7, 3)
+    assert known.counts() == {"a": 7, "b": 7} and unknown.counts() == {"a": 3, "b": 3}
+    assert known.texts[0] == "text 0 by a with some words" and unknown.texts[0] == "text 7 by a with some words"
+    train, test = split_stratified(corpus, 0.2, seed=1)
+    assert test.counts() == {"a": 2, "b": 2} and len(train) == 16
+    assert set(train.ids).isdisjoint(test.ids)
+    assert sample_per_label(corpus, 4, seed=0).counts() == {"a": 4, "b": 4}
+
+
+def test_known_text_unknown_snippet_and_truncation():
+    text = " ".join(f"w{i}" for i in range(30)) + "."
+    corpus = LabelledCorpus([text, "a b c d e"], ["x", "y"])
+    known, unknown = known_text_unknown_snippet(corpus, known_words=10, unknown_words=5)
+    assert [t.text for t in tokenize(known.texts[0]) if t.is_word] == [f"w{i}" for i in range(10)]
+    assert [t.text for t in tokenize(unknown.texts[0]) if t.is_word] == [f"w{i}" for i in range(25, 30)]
+    same = truncate_to_common_length(corpus)
+    assert [sum(t.is_word for t in tokenize(x)) for x in same.texts] == [5, 5]
+
+
+def test_validation_rejects_bad_corpora_and_grids_before_work():
+    corpora = EvaluationCorpora(toy_corpus(), toy_corpus())
+    validate(ExperimentPlan(grid=[10.0], attacks=["char3-svm"], utility=[]), corpora)
+    with pytest.raises(InvalidParameterError, match="epsilon"):
+        validate(ExperimentPlan(grid=[10.0, 0.0], attacks=["char3-svm"], utility=[]), corpora)
+    with pytest.raises(InvalidParameterError, match="epsilon"):
+        validate(ExperimentPlan(grid=[-5.0], attacks=["char3-svm"], utility=[]), corpora)
+    with pytest.raises(InvalidParameterError, match="unknown attack"):
+        validate(ExperimentPlan(grid=[10.0], attacks=["nope"], utility=[]), corpora)
+    one_author = EvaluationCorpora(toy_corpus(labels=("a",)), toy_corpus(labels=("a",)))
+    with pytest.raises(InputError, match="1 label"):
+        validate(ExperimentPlan(grid=[10.0], attacks=["char3-svm"], utility=[]), one_author)
+    empty = toy_corpus()
+    empty.texts[3] = "   "
+    with pytest.raises(InputError, match="empty"):
+        validate(ExperimentPlan(grid=[10.0], attacks=["char3-svm"], utility=[]), EvaluationCorpora(empty, toy_corpus()))
+
+
+def test_c50_layout_is_recognised(tmp_path):
+    root = tmp_path / "c50"
+    write_author_folders(root / "C50train", {"ann": ["k1", "k2"], "bob": ["k3", "k4"]})
+    write_author_folders(root / "C50test", {"ann": ["u1"], "bob": ["u2"]})
+    corpora = load_evaluation_corpora(root)
+    assert corpora.risk_known.texts == ["k1", "k2", "k3", "k4"] and corpora.risk_unknown.texts == ["u1", "u2"]
+
+
+def test_release_cache_reuses_seeded_releases(tmp_path):
+    cache = ReleaseCache(tmp_path)
+    corpus = toy_corpus()
+    key = release_key("emp", {"epsilon": 10, "seed": 1}, corpus)
+    assert key != release_key("emp", {"epsilon": 11, "seed": 1}, corpus)
+    assert key != release_key("emp", {"epsilon": 10, "seed": 1}, corpus.with_texts(["x"] * len(corpus)))
+    calls = []
+
+    def release():
+        calls.append(1)
+        return [t.upper() for t in corpus.texts]
+
+    first = cache.get_or_release(key, release, len(corpus))
+    second = cache.get_or_release(key, release, len(corpus))
+    assert first == second and len(calls) == 1 and cache.hits == 1
+    cache.get_or_release(None, release, len(corpus))  # unseeded: never cached
+    assert len(calls) == 2
+
+
+def fake_results() -> dict:
+    rng = np.random.default_rng(0)
+    points = []
+    for label, value in (("none", None), ("10", 10.0), ("20", 20.0)):
+        top1 = float(rng.uniform(0.2, 0.8))
+        points.append({
+            "label": label, "parameter": value, "seed": 1, "seconds": {},
+            "release": {"words_protected": 0},
+            "attacks": {"char3-svm": {"attack": "char3-svm", "topk": sorted(rng.uniform(top1, 1, 10).tolist()),
+                                       "chance": [k / 50 for k in range(1, 11)], "n_unknown": 100, "n_candidates": 50,
+                                       "top1": top1}},
+            "utility": {"topic-5nn": {"value": float(rng.uniform(0.5, 1)), "metric": "accuracy", "higher_is_better": True}},
+        })
+    plan = ExperimentPlan(grid=[10.0, 20.0], seed=1)
+    from dataclasses import asdict
+
+    return {"plan": asdict(plan), "points": points, "corpora": {"risk_known": {"name": "toy", "documents": 10, "labels": 2, "hash": "x"}},
+            "embeddings": {"name": "toy", "words": 10, "dim": 2}, "timings": {"total": 1.0}, "topic_chance": 0.2,
+            "machine": {"platform": "test", "python": "3", "cpus": 2}}
+
+
+def test_report_files_are_complete_and_self_contained(tmp_path):
+    written = write_report(fake_results(), tmp_path / "report")
+    assert {"results.json", "report.md", "report.html", "topk_curves.png", "risk_utility.png"} <= set(written)
+    html = (tmp_path / "report" / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == 2 and "http" not in html.replace("http-equiv", "")
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert "Table 1" in markdown and "chance" in markdown and "| 10 |" in markdown
+    assert (tmp_path / "report" / "topk_curves.png").read_bytes().startswith(b"\x89PNG")
+    assert json.loads((tmp_path / "report" / "results.json").read_text())["points"][1]["label"] == "10"
+
+
+def run_cli(args, capsys, monkeypatch):
+    from textveil.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["textveil", *args])
+    try:
+        main()
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code
+    return code, *capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("authors", "extra", "needle"),
+    [
+        ({"ann": ["a b c", "d e f", "g h i", "j k l"]}, [], "label"),
+        ({"ann": ["a b c", "   ", "g h", "j k"], "bob": ["x y", "z w", "q r", "s t"]}, [], "empty"),
+        ({"ann": ["a b", "c d"], "bob": ["e f", "g h"]}, ["--grid", "10,0"], "epsilon"),
+        ({"ann": ["a b", "c d"], "bob": ["e f", "g h"]}, ["--grid", "-3"], "epsilon"),
+    ],
+)
+def test_evaluate_bad_input_is_one_line_error_before_work(tmp_path, capsys, monkeypatch, authors, extra, needle):
+    corpus = write_author_folders(tmp_path / "corpus", authors)
+    code, out, err = run_cli(["evaluate", "--risk-corpus", str(corpus), "--out", str(tmp_path / "out"), *extra],
+                             capsys, monkeypatch)
+    assert code == 2, err
+    assert "Traceback" not in err and len([l for l in err.splitlines() if l.strip()]) == 1
+    assert needle in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_evaluate_missing_label_field(tmp_path, capsys, monkeypatch):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"user": u, "text": "some words here"}) + "\n" for u in "aabb"))
+    code, _, err = run_cli(["evaluate", "--risk-corpus", str(corpus), "--out", str(tmp_path / "o"), "--label-field", "author"],
+                           capsys, monkeypatch)
+    assert code == 2 and "author" in err and "--label-field" in err
+
+
+def test_attack_list_and_bad_name(capsys, monkeypatch, tmp_path):
+    code, out, _ = run_cli(["attack", "--list"], capsys, monkeypatch)
+    assert code == 0 and "impostors" in out and "word2-svm" in out
+    corpus = write_author_folders(tmp_path / "k", {"a": ["x y"], "b": ["z w"]})
+    code, _, err = run_cli(["attack", "--known", str(corpus), "--unknown", str(corpus), "--attack", "nope"], capsys, monkeypatch)
+    assert code == 2 and "nope" in err and "--list" in err
