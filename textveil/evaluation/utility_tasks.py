@@ -54,6 +54,113 @@ class TopicNearestNeighbours(UtilityRunner):
         return sum(p == t for p, t in zip(predicted, self.test.labels)) / len(released)
 
 
+class TopicFastText(UtilityRunner):
+    """Paper 001 DRtopic: fastText trained on the clean training texts, applied to the release."""
+
+    metric = "topic accuracy (fastText)"
+    needs_topic_labels = True
+
+    def prepare(self, train: LabelledCorpus, test: LabelledCorpus) -> None:
+        from textveil.utility.topic import FastTextTopicClassifier
+
+        super().prepare(train, test)
+        self.model = FastTextTopicClassifier(seed=self.seed or 0).fit(train.texts, train.labels)
+
+    def value(self, released: list[str]) -> float:
+        assert self.test is not None
+        return self.model.accuracy(released, self.test.labels)
+
+
+class ReleaseClassificationF1(UtilityRunner):
+    """Paper 004: macro F1 of a classifier trained on the originals, applied to the release."""
+
+    metric = "macro F1 (classifier trained on originals)"
+    needs_topic_labels = True
+
+    def prepare(self, train: LabelledCorpus, test: LabelledCorpus) -> None:
+        from textveil.utility.classification import ReleaseClassifier
+
+        super().prepare(train, test)
+        self.model = ReleaseClassifier().fit(train.texts, train.labels)
+
+    def value(self, released: list[str]) -> float:
+        assert self.test is not None
+        return self.model.f1(released, self.test.labels)
+
+
+class SemanticSimilarityRunner(UtilityRunner):
+    """Paper 002's content measure: sentence-embedding cosine, original vs release."""
+
+    metric = "semantic similarity (MiniLM cosine)"
+
+    def value(self, released: list[str]) -> float:
+        from textveil.utility.similarity import SemanticSimilarity
+
+        assert self.test is not None
+        return SemanticSimilarity().mean(self.test.texts, released)
+
+
+class StylometricDistanceRunner(UtilityRunner):
+    """Paper 002: L2 distance between standardised stylometric vectors, original vs release."""
+
+    metric = "stylometric L2 distance"
+    higher_is_better = False
+
+    def value(self, released: list[str]) -> float:
+        from textveil.utility.stylometric_distance import mean_stylometric_distance
+
+        assert self.test is not None
+        return mean_stylometric_distance(self.test.texts, released)
+
+
+class PerLabelComparison(UtilityRunner):
+    """Paper 004's per-user measures (n-gram and sentiment cosines), per label of the test texts."""
+
+    function = ""
+
+    def value(self, released: list[str]) -> float:
+        import textveil.utility as utility
+
+        assert self.test is not None
+        return getattr(utility, self.function)(self.test.texts, released, self.test.labels)
+
+
+class UnigramCosine(PerLabelComparison):
+    metric = "per-label unigram cosine"
+    function = "unigram_cosine"
+
+
+class BigramCosine(PerLabelComparison):
+    metric = "per-label bigram cosine"
+    function = "bigram_cosine"
+
+
+class SentimentCosine(PerLabelComparison):
+    metric = "per-label VADER sentiment cosine"
+    function = "sentiment_cosine"
+
+
+class EarthMoversRunner(UtilityRunner):
+    """Paper 001: Earth Mover's distance between the content-word vector bags, original vs release."""
+
+    metric = "Earth Mover's distance (word vectors)"
+    higher_is_better = False
+
+    def value(self, released: list[str]) -> float:
+        from textveil.utility.distributions import mean_earth_movers_distance
+
+        assert self.test is not None
+        return mean_earth_movers_distance(self.test.texts, released, self.embeddings)
+
+
 UTILITY_RUNNERS: dict[str, type[UtilityRunner]] = {
+    "topic-fasttext": TopicFastText,
     "topic-5nn": TopicNearestNeighbours,
+    "semantic-similarity": SemanticSimilarityRunner,
+    "stylometric-l2": StylometricDistanceRunner,
+    "unigram-cosine": UnigramCosine,
+    "bigram-cosine": BigramCosine,
+    "sentiment-cosine": SentimentCosine,
+    "classification-f1": ReleaseClassificationF1,
+    "earth-movers": EarthMoversRunner,
 }
