@@ -89,15 +89,31 @@ class ReleaseClassificationF1(UtilityRunner):
 
 
 class SemanticSimilarityRunner(UtilityRunner):
-    """Paper 002's content measure: sentence-embedding cosine, original vs release."""
+    """Paper 002's content measure: sentence-embedding cosine, original vs release.
+
+    The originals are encoded once, in ``prepare``; each release then costs one encoding.
+    """
 
     metric = "semantic similarity (MiniLM cosine)"
 
-    def value(self, released: list[str]) -> float:
+    def prepare(self, train: LabelledCorpus, test: LabelledCorpus) -> None:
         from textveil.utility.similarity import SemanticSimilarity
 
+        super().prepare(train, test)
+        self.model = SemanticSimilarity()
+        self.original_vectors = self.model.embed(test.texts)
+
+    def value(self, released: list[str]) -> float:
+        import numpy as np
+
         assert self.test is not None
-        return SemanticSimilarity().mean(self.test.texts, released)
+        unchanged = [r == o for r, o in zip(released, self.test.texts)]
+        if all(unchanged):
+            return 1.0
+        vectors = self.model.embed(released)
+        cosines = np.clip(np.einsum("ij,ij->i", self.original_vectors, vectors), -1.0, 1.0)
+        cosines[np.array(unchanged)] = 1.0  # an unchanged text is its own vector, whatever the batching
+        return float(cosines.mean())
 
 
 class StylometricDistanceRunner(UtilityRunner):
