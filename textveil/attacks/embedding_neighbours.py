@@ -10,7 +10,6 @@ what the embeddings' look-up does anyway, and dropping stop words is the default
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,27 +18,12 @@ from textveil.corpus.labelled import LabelledCorpus
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import InvalidParameterError
 from textveil.text.stopwords import is_stop_word
+from textveil.text.tokenize import find_words
 
-# The tokenizer's own word pattern: its word tokens are exactly this pattern's matches (spaces
-# and other characters never start a word), and ``findall`` finds them ten times faster than
-# building every Token, which matters at thousands of texts.
-from textveil.text.tokenize import _WORD
-
-_WORDS = re.compile(_WORD)
 
 # Rows of unknown texts compared with all known texts at once: bounds the distance matrix
 # (block x known texts) to a few hundred MiB even for large known sets.
 _BLOCK_ROWS = 1024
-
-
-def text_words(text: str) -> list[str]:
-    """The word tokens of ``text`` in order (punctuation and spaces dropped), as :func:`tokenize`
-    finds them.
-
-    >>> text_words("The bank's shares ROSE, again.")
-    ['The', "bank's", 'shares', 'ROSE', 'again']
-    """
-    return _WORDS.findall(text)
 
 
 def mean_word_vectors(texts: Sequence[str], embeddings: WordEmbeddings, drop_stop_words: bool = True) -> np.ndarray:
@@ -55,7 +39,7 @@ def mean_word_vectors(texts: Sequence[str], embeddings: WordEmbeddings, drop_sto
     """
     from sklearn.feature_extraction.text import CountVectorizer
 
-    counts = CountVectorizer(analyzer=text_words, dtype=np.float32)
+    counts = CountVectorizer(analyzer=find_words, dtype=np.float32)
     try:
         matrix = counts.fit_transform(list(texts)).tocsc()
     except ValueError:  # no text has a single word

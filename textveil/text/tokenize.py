@@ -29,6 +29,8 @@ class TokenKind(enum.Enum):
 # "O'Neil", "Reuters'"-less); hyphens split words because embedding vocabularies
 # (wordfreq, GloVe) hold the parts, not the compounds.
 _WORD = r"[^\W_]+(?:['\u2019][^\W_]+)*"
+WORD_PATTERN = _WORD
+"""The regular expression of one word token, for tools that take a pattern (scikit-learn)."""
 _SPACE = r"\s+"
 _TOKEN_PATTERN = re.compile(rf"(?P<word>{_WORD})|(?P<space>{_SPACE})|(?P<other>.)", re.DOTALL)
 _WORD_PATTERN = re.compile(rf"{_WORD}\Z")
@@ -58,6 +60,18 @@ def tokenize(text: str) -> list[Token]:
 def detokenize(tokens: Iterable[Token]) -> str:
     """Join tokens back into text; the inverse of :func:`tokenize`."""
     return "".join(token.text for token in tokens)
+
+
+_WORDS = re.compile(_WORD)
+
+
+def find_words(text: str) -> list[str]:
+    """The word tokens of ``text`` only, fast (no :class:`Token` objects are built).
+
+    >>> find_words("Don't panic, Mr. O'Neil!")
+    ["Don't", 'panic', 'Mr', "O'Neil"]
+    """
+    return _WORDS.findall(text)
 
 
 def is_word(text: str) -> bool:
