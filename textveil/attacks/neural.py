@@ -33,11 +33,8 @@ with half the rate, a few times, before giving up with a clear error.
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import subprocess
-import sys
 import tempfile
 from collections.abc import Sequence
 from typing import Any
@@ -45,21 +42,11 @@ from typing import Any
 import numpy as np
 
 from textveil.corpus.labelled import LabelledCorpus
-from textveil.errors import InvalidParameterError, TextveilError
+from textveil.errors import InvalidParameterError
+from textveil.models.fasttext_training import train_supervised
 
 _LABEL = "__label__"
 _RETRIES = 4  # halvings of the learning rate tried after "Encountered NaN"
-
-# What the fresh process runs: train with the JSON parameters, save the model to the path.
-_TRAIN_IN_CHILD = """
-import json, sys
-import fasttext
-try:
-    model = fasttext.train_supervised(**json.loads(sys.argv[1]))
-except RuntimeError as exc:
-    sys.exit(f"fastText: {exc}")
-model.save_model(sys.argv[2])
-"""
 
 
 def one_line(text: str) -> str:
@@ -174,28 +161,13 @@ class FastTextAuthorship:
     def _train(self, data: str, model_path: str) -> Any:
         """Train on the file ``data`` in a fresh process (module notes), halving the learning
         rate after each NaN; returns the loaded model."""
-        import fasttext
-
-        lr = self.lr
-        for attempt in range(_RETRIES + 1):
-            params = {
-                "input": data, "lr": lr, "dim": self.dim, "epoch": self.epochs, "minn": self.minn,
-                "maxn": self.maxn, "wordNgrams": self.word_ngrams, "bucket": self.bucket, "thread": self.threads,
-                "seed": self.seed, "loss": "softmax", "minCount": 1, "verbose": 0,
-            }
-            child = subprocess.run([sys.executable, "-c", _TRAIN_IN_CHILD, json.dumps(params), model_path],
-                                   capture_output=True, text=True)
-            if child.returncode == 0:
-                self.lr_used_ = lr
-                return fasttext.load_model(model_path)
-            problem = (child.stderr.strip().splitlines() or [f"exit status {child.returncode}"])[-1]
-            if "NaN" not in problem or attempt == _RETRIES:
-                raise TextveilError(
-                    f"fastText failed to train ({problem}) with learning rate {lr:g}; "
-                    "give more or longer known texts, or a lower learning rate"
-                )
-            lr /= 2
-        raise AssertionError("unreachable")  # pragma: no cover
+        params = {
+            "input": data, "lr": self.lr, "dim": self.dim, "epoch": self.epochs, "minn": self.minn,
+            "maxn": self.maxn, "wordNgrams": self.word_ngrams, "bucket": self.bucket, "thread": self.threads,
+            "seed": self.seed, "loss": "softmax", "minCount": 1, "verbose": 0,
+        }
+        model, self.lr_used_ = train_supervised(params, model_path, retries=_RETRIES, backoff=2.0)
+        return model
 
     def scores(self, texts: Sequence[str]) -> np.ndarray:
         """``len(texts) x len(classes_)`` probabilities. A text with no word still gets some: fastText

@@ -29,7 +29,7 @@ from textveil.corpus.writing import atomic_write_text
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import InputError, InvalidParameterError
 from textveil.text.tokenize import word_key
-from textveil.utility.fasttext_training import train_supervised
+from textveil.models.fasttext_training import train_supervised
 from textveil.utility.preprocess import check_parallel, content_words
 
 _LABEL = "__label__"
@@ -88,7 +88,7 @@ class FastTextTopicClassifier:
 
     Defaults reach 0.98 accuracy on a stratified held-out 20% of BBC news (5 topics) after
     about 8 s of training (CPU time, one core). Training runs on one thread with a fixed seed,
-    in a fresh process (see :mod:`textveil.utility.fasttext_training`), which makes it
+    in a fresh process (see :mod:`textveil.models.fasttext_training`), which makes it
     repeatable; with more threads fastText's lock-free updates are not. A learning rate that
     diverges ("Encountered NaN") is retried at a quarter of the rate, up to five times.
 

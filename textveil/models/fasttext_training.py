@@ -12,8 +12,7 @@ a file the caller loads (about half a second of overhead).
 A learning rate too high for the data also ends in "Encountered NaN" (tiny corpora); training
 is then retried with the rate divided by ``backoff``, a few times, before a clear error.
 
-(:mod:`textveil.attacks.neural` carries its own copy of the child-process recipe; both could
-share this module.)
+Used by the fastText authorship attack and the fastText topic task alike.
 """
 
 from __future__ import annotations
