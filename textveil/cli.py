@@ -109,7 +109,7 @@ def sanitize(
     vocab_corpus: Optional[Path] = typer.Option(
         None, help="Restrict the vocabulary to words of this PUBLIC corpus (never the text being released)."
     ),
-    decode: Decoder = typer.Option(Decoder.exact, help="Nearest-word decoding: exact or approx (faiss HNSW)."),
+    decode: Decoder = typer.Option(Decoder.exact, help="Nearest-word decoding: exact or approx (k-means inverted lists)."),
     keep_stop_words: bool = typer.Option(False, help="Leave stop words unchanged (they are then unprotected)."),
     oov: OovPolicy = typer.Option(OovPolicy.perturb, help="Words outside the vocabulary: perturb, keep or drop."),
     bag_of_words: bool = typer.Option(False, help="Output a bag of words (lower case, no stop words or punctuation)."),

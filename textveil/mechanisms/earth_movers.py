@@ -50,7 +50,7 @@ class EarthMoversPrivacy:
     embeddings:
         Vocabulary and vectors; default: the bundled embeddings (built on first use).
     decode:
-        ``"exact"`` nearest word, or ``"approx"`` (faiss HNSW). Either keeps the guarantee.
+        ``"exact"`` nearest word, or ``"approx"`` (k-means inverted lists). Either keeps the guarantee.
     keep_stop_words:
         Leave stop words unchanged (they are then counted as passed through, unprotected).
     oov:
