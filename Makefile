@@ -12,7 +12,7 @@ TEST_INSTALLED := $(VENV)/.stamp-test
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo test embeddings bench clean
+.PHONY: demo test embeddings bench bench-sweep clean
 
 demo: embeddings
 	$(TEXTVEIL) sanitize examples/sample.txt --mechanism emp --epsilon 20 --seed 7
@@ -39,6 +39,10 @@ $(TEST_INSTALLED): $(INSTALLED)
 
 bench: $(INSTALLED)
 	$(PY) benchmarks/bench_sanitize.py
+
+# paper 001's sweep (C50 risk, BBC utility) with every stage timed; needs ../shared/data
+bench-sweep: $(INSTALLED)
+	$(PY) benchmarks/bench_sweep.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -199,3 +199,87 @@ def test_attack_list_and_bad_name(capsys, monkeypatch, tmp_path):
     corpus = write_author_folders(tmp_path / "k", {"a": ["x y"], "b": ["z w"]})
     code, _, err = run_cli(["attack", "--known", str(corpus), "--unknown", str(corpus), "--attack", "nope"], capsys, monkeypatch)
     assert code == 2 and "nope" in err and "--list" in err
+
+
+def _word_style_corpus(rng: np.random.Generator, authors: int, texts_per_author: int) -> LabelledCorpus:
+    """Each author draws most words from a vocabulary slice of their own: identifiable on clean text."""
+    from tests.conftest import TOY_WORDS
+
+    content = list(TOY_WORDS[10:])
+    texts, labels = [], []
+    for author in range(authors):
+        own = content[author * 8:(author + 1) * 8]
+        for _ in range(texts_per_author):
+            words = [own[i] if rng.random() < 0.8 else content[j] for i, j in
+                     zip(rng.integers(0, len(own), 30), rng.integers(0, len(content), 30))]
+            texts.append("The " + " ".join(words) + ".")
+            labels.append(f"author{author}")
+    return LabelledCorpus(texts, labels, name="toy-style")
+
+
+def test_sweep_end_to_end_is_seeded_cached_and_timed(tmp_path, toy_word_embeddings):
+    from textveil.evaluation import run_experiment
+
+    vectors = tmp_path / "toy.vec"
+    vectors.write_text(f"{len(toy_word_embeddings)} {toy_word_embeddings.dim}\n" + "".join(
+        word + " " + " ".join(f"{x:.6f}" for x in vector) + "\n"
+        for word, vector in zip(toy_word_embeddings.words, toy_word_embeddings.vectors)))
+    rng = np.random.default_rng(5)
+    known, unknown = _word_style_corpus(rng, 4, 8), _word_style_corpus(rng, 4, 3)
+    corpora = EvaluationCorpora(known, unknown, known, unknown)  # the authors double as topics
+    plan = ExperimentPlan(grid=[0.5, 200.0], seed=3, embeddings=str(vectors), top_k=3,
+                          attacks=["char3-svm", "embedding-1nn"],
+                          utility=["topic-5nn", "unigram-cosine", "stylometric-l2", "earth-movers"])
+    first = run_experiment(corpora, plan, cache_folder=tmp_path / "cache")
+    second = run_experiment(corpora, plan, cache_folder=tmp_path / "cache")
+
+    assert first["release_cache"]["misses"] == 4 and second["release_cache"]["hits"] == 4
+    assert [p["attacks"] for p in first["points"]] == [p["attacks"] for p in second["points"]]
+    assert [p["utility"] for p in first["points"]] == [p["utility"] for p in second["points"]]
+    clean, noisiest, faintest = first["points"]
+    assert clean["label"] == "none" and clean["attacks"]["char3-svm"]["top1"] > 0.9
+    assert clean["utility"]["unigram-cosine"]["value"] == pytest.approx(1.0)
+    assert clean["utility"]["earth-movers"]["value"] == pytest.approx(0.0, abs=1e-9)
+    # eps 0.5 per word on 8-d vectors replaces nearly every word; eps 200 almost none.
+    assert noisiest["release"]["words_changed_fraction"] > 0.7 > 0.1 > faintest["release"]["words_changed_fraction"]
+    assert noisiest["utility"]["earth-movers"]["value"] > faintest["utility"]["earth-movers"]["value"]
+    assert noisiest["attacks"]["embedding-1nn"]["top1"] < clean["attacks"]["embedding-1nn"]["top1"]
+    assert {"fit char3-svm", "prepare topic-5nn", "attack embedding-1nn", "measure earth-movers"} <= set(first["task_seconds"])
+    # A point's release depends on the seed and its own value, not on the rest of the grid.
+    from dataclasses import replace
+
+    alone = run_experiment(corpora, replace(plan, grid=[200.0]), cache_folder=None)
+    assert alone["points"][1]["seed"] == faintest["seed"]
+    assert alone["points"][1]["attacks"] == faintest["attacks"] and alone["points"][1]["utility"] == faintest["utility"]
+    assert set(first["timings"]) >= {"release", "attacks", "utility", "total"}
+
+
+def test_halving_point_uses_the_strongest_attack_and_says_when_the_grid_misses_it():
+    from textveil.evaluation.tradeoff import BEST_ATTACK, halving_point
+
+    def point(parameter, svm, knn, topic):
+        return {"label": "none" if parameter is None else f"{parameter:g}", "parameter": parameter,
+                "attacks": {"svm": {"top1": svm}, "knn": {"top1": knn}}, "utility": {"topic": {"value": topic}}}
+
+    points = [point(None, 0.8, 0.6, 0.95), point(30.0, 0.7, 0.2, 0.95), point(10.0, 0.3, 0.1, 0.85)]
+    best = halving_point(points, BEST_ATTACK, "topic")
+    # The best attack at 30 is the svm (0.7 > 0.4), so identification has not halved there.
+    assert best["halves"] and best["measured_parameter"] == 10.0
+    assert best["interpolated_parameter"] == pytest.approx(30 - 20 * (0.7 - 0.4) / (0.7 - 0.3))
+    assert best["interpolated_utility_change"] == pytest.approx(-0.1 * (0.3 / 0.4))
+    knn = halving_point(points, "knn", "topic")
+    assert knn["measured_parameter"] == 30.0 and "interpolated_parameter" not in knn  # halved at the first point
+    never = halving_point([point(None, 0.8, 0.6, 0.9), point(30.0, 0.7, 0.5, 0.9)], "svm", "topic")
+    assert never is not None and never["halves"] is False
+    assert halving_point(points[1:], "svm", "topic") is None  # no unmodified point to compare with
+
+
+def test_report_states_where_identification_halves(tmp_path):
+    results = fake_results()
+    clean = results["points"][0]["attacks"]["char3-svm"]["top1"]
+    results["points"][1]["attacks"]["char3-svm"]["top1"] = clean / 3  # epsilon 10
+    results["points"][2]["attacks"]["char3-svm"]["top1"] = clean  # epsilon 20
+    write_report(results, tmp_path / "r")
+    markdown = (tmp_path / "r" / "report.md").read_text()
+    assert "Where identification has halved" in markdown
+    assert "| best attack | topic-5nn |" in markdown and "(between 10 and 20)" in markdown

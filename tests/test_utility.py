@@ -229,6 +229,22 @@ def test_earth_movers_is_zero_for_identical_and_reuses_the_privacy_metric(toy_wo
     assert text_earth_movers_distance(other, text, toy_word_embeddings) == pytest.approx(expected)  # symmetric
 
 
+@pytest.mark.parametrize("sizes", [(30, 30), (30, 17), (5, 40)])
+def test_earth_movers_with_shared_mass_cancelled_equals_the_full_transport(sizes, toy_word_embeddings):
+    """Cancelling the words both bags hold is exact (Kantorovich-Rubinstein): compare it with
+    transporting every word, on bags that overlap a lot, as a lightly perturbed release does."""
+    from textveil.utility.distributions import word_bags_earth_movers_distance
+
+    rng = np.random.default_rng(sum(sizes))
+    vocabulary = list(toy_word_embeddings.words[10:])
+    for _ in range(5):
+        bag_a = list(rng.choice(vocabulary[:12], sizes[0]))
+        bag_b = list(rng.choice(vocabulary[:12], sizes[1]))
+        bag_b[: sizes[1] // 4] = rng.choice(vocabulary, sizes[1] // 4)  # some words changed
+        full = earth_movers_distance(toy_word_embeddings.embed(bag_a), toy_word_embeddings.embed(bag_b))
+        assert word_bags_earth_movers_distance(bag_a, bag_b, toy_word_embeddings) == pytest.approx(full, rel=1e-9)
+
+
 def test_earth_movers_grows_with_the_share_of_words_replaced():
     rng = np.random.default_rng(0)
     words = [f"w{i}" for i in range(40)]
@@ -364,6 +380,21 @@ def test_semantic_similarity_is_one_for_identical_and_low_for_unrelated(similari
     high = similarity.pairwise(originals, paraphrases)
     assert np.all(low < 0.3) and np.all(high > 0.6)
     assert similarity.mean(originals, paraphrases) == pytest.approx(float(high.mean()))
+
+
+def test_bfloat16_and_float32_similarities_agree(similarity):
+    from textveil.utility.similarity import SemanticSimilarity
+
+    originals = ["The central bank raised interest rates to curb inflation in the euro zone.",
+                 "Shares of the carmaker fell after it cut its profit forecast for the year."]
+    releases = ["The central lender raised interest costs to curb prices in the euro area.",
+                "Stocks of the automaker dropped after it trimmed its earnings outlook for 2005."]
+    full = SemanticSimilarity(precision="float32").pairwise(originals, releases)
+    half = SemanticSimilarity(precision="bfloat16").pairwise(originals, releases)
+    assert np.abs(full - half).max() < 0.01  # measured: 0.002 at most over 160 BBC documents
+    assert similarity.precision in ("bfloat16", "float32")  # "auto" resolves to one of them
+    with pytest.raises(InvalidParameterError, match="precision"):
+        SemanticSimilarity(precision="half")
 
 
 # --------------------------------------------------------------------------------------

@@ -102,6 +102,22 @@ def _point_seeds(seed: int | None, count: int) -> list[int | None]:
     return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(count)]
 
 
+def point_seed(seed: int | None, value: float | None) -> int | None:
+    """The seed of the release at one parameter value: derived from the run's seed and the
+    value alone, so a point releases the same text whatever else the grid holds (adding
+    epsilon 12 to a grid leaves the release at 15, and its cache entry, as they were).
+
+    >>> point_seed(1, 15.0) == point_seed(1, 15.0) != point_seed(1, 12.0)
+    True
+    >>> point_seed(None, 15.0) is None and point_seed(1, None) is None
+    True
+    """
+    if seed is None or value is None:
+        return None
+    bits = int(np.float64(value).view(np.uint64))  # the exact value, as 64 bits
+    return int(np.random.SeedSequence(seed, spawn_key=(bits >> 32, bits & 0xFFFFFFFF)).generate_state(1)[0])
+
+
 def run_experiment(
     corpora: EvaluationCorpora,
     plan: ExperimentPlan,
@@ -117,10 +133,13 @@ def run_experiment(
     validate(plan, corpora)
     say = log or (lambda message: None)
     timings: dict[str, float] = {}
+    # The same time broken down by attack and utility task, summed over the grid: it says
+    # which task to drop or speed up when a sweep is too slow.
+    task_seconds: dict[str, float] = {}
     started = time.perf_counter()
 
-    def timed(stage: str, seconds: float) -> None:
-        timings[stage] = round(timings.get(stage, 0.0) + seconds, 3)
+    def timed(stage: str, seconds: float, into: dict[str, float] = timings) -> None:
+        into[stage] = round(into.get(stage, 0.0) + seconds, 3)
 
     clock = time.perf_counter()
     from textveil.embeddings.default_model import load_embeddings
@@ -133,9 +152,11 @@ def run_experiment(
     attacks = {}
     for name in plan.attacks:
         say(f"fitting attack {name} on {len(corpora.risk_known)} known texts")
+        task_clock = time.perf_counter()
         attack = make_attack(name, shared={"embeddings": embeddings, "random_state": plan.seed})
         attack.fit(corpora.risk_known.texts, corpora.risk_known.labels)
         attacks[name] = attack
+        timed(f"fit {name}", time.perf_counter() - task_clock, task_seconds)
     timed("fit attacks", time.perf_counter() - clock)
 
     clock = time.perf_counter()
@@ -149,12 +170,14 @@ def run_experiment(
             say(f"utility task {name} skipped: it needs a utility corpus with topic labels (--utility-corpus)")
             continue
         say(f"preparing utility task {name}")
+        task_clock = time.perf_counter()
         runner.prepare(utility_train, utility_test)
         runners[name] = runner
+        timed(f"prepare {name}", time.perf_counter() - task_clock, task_seconds)
     timed("prepare utility tasks", time.perf_counter() - clock)
 
     points_spec: list[float | None] = ([None] if plan.include_unmodified else []) + [float(v) for v in plan.grid]
-    seeds = _point_seeds(plan.seed, len(points_spec))
+    seeds = [point_seed(plan.seed, value) for value in points_spec]
     cache = ReleaseCache(cache_folder)
     points = []
     for index, (value, seed) in enumerate(zip(points_spec, seeds)):
@@ -172,17 +195,23 @@ def run_experiment(
         clock = time.perf_counter()
         point["attacks"] = {}
         for name, attack in attacks.items():
+            task_clock = time.perf_counter()
             result = evaluate_attack(
                 attack, corpora.risk_known.texts, corpora.risk_known.labels, released_risk,
                 corpora.risk_unknown.labels, top_k=plan.top_k, collapse_per_label=plan.collapse_per_label, fit=False,
             )
             point["attacks"][name] = result.to_dict()
+            timed(f"attack {name}", time.perf_counter() - task_clock, task_seconds)
         point["seconds"]["attacks"] = round(time.perf_counter() - clock, 3)
         timed("attacks", time.perf_counter() - clock)
 
         clock = time.perf_counter()
         released_for_utility = released_utility if has_utility_corpus else released_risk
-        point["utility"] = {name: runner.measure(released_for_utility) for name, runner in runners.items()}
+        point["utility"] = {}
+        for name, runner in runners.items():
+            task_clock = time.perf_counter()
+            point["utility"][name] = runner.measure(released_for_utility)
+            timed(f"measure {name}", time.perf_counter() - task_clock, task_seconds)
         point["seconds"]["utility"] = round(time.perf_counter() - clock, 3)
         timed("utility", time.perf_counter() - clock)
         points.append(point)
@@ -212,6 +241,7 @@ def run_experiment(
         "topic_chance": (1 / len(utility_train.label_set)) if has_utility_corpus else None,
         "points": points,
         "timings": timings,
+        "task_seconds": task_seconds,
         "release_cache": {"hits": cache.hits, "misses": cache.misses, "folder": str(cache_folder) if cache_folder else None},
     }
 

@@ -20,9 +20,21 @@ def _png(figure: Any) -> bytes:
     return buffer.getvalue()
 
 
+def in_parameter_order(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Grid points from the strongest setting to the mildest, the unmodified text last (it is
+    the limit of a growing epsilon), so a curve joins neighbouring settings whatever order the
+    grid was given in.
+
+    >>> [p["label"] for p in in_parameter_order([{"label": "none", "parameter": None},
+    ...     {"label": "20", "parameter": 20.0}, {"label": "10", "parameter": 10.0}])]
+    ['10', '20', 'none']
+    """
+    return sorted(points, key=lambda p: (p["parameter"] is None, p["parameter"] or 0.0))
+
+
 def topk_curves(results: dict[str, Any]) -> bytes:
     """One panel per attack: accuracy at top-1..k, one line per grid point, chance dashed."""
-    points = results["points"]
+    points = in_parameter_order(results["points"])
     attacks = list(points[0]["attacks"]) if points else []
     columns = max(1, min(3, len(attacks)))
     rows = max(1, -(-len(attacks) // columns))
@@ -48,7 +60,7 @@ def topk_curves(results: dict[str, Any]) -> bytes:
 def risk_utility_maps(results: dict[str, Any]) -> bytes:
     """One panel per utility task: x = utility of the release, y = top-1 of each attack,
     each point labelled with its parameter value (lower-right is the place to be)."""
-    points = results["points"]
+    points = in_parameter_order(results["points"])
     tasks = list(points[0]["utility"]) if points else []
     attacks = list(points[0]["attacks"]) if points else []
     columns = max(1, min(3, len(tasks)))

