@@ -251,6 +251,21 @@ def test_sweep_end_to_end_is_seeded_cached_and_timed(tmp_path, toy_word_embeddin
     alone = run_experiment(corpora, replace(plan, grid=[200.0]), cache_folder=None)
     assert alone["points"][1]["seed"] == faintest["seed"]
     assert alone["points"][1]["attacks"] == faintest["attacks"] and alone["points"][1]["utility"] == faintest["utility"]
+
+    # Repeated releases: the first is the single release above (served from the cache), the
+    # results are means with their spread, and the unmodified text is measured once.
+    repeated = run_experiment(corpora, replace(plan, grid=[0.5], repeats=3), cache_folder=tmp_path / "cache")
+    # two corpora (risk and utility) per release
+    assert repeated["release_cache"]["hits"] == 2 and repeated["release_cache"]["misses"] == 4
+    clean_again, noisy = repeated["points"]
+    assert "seeds" not in clean_again and noisy["seeds"][0] == noisiest["seed"] and len(set(noisy["seeds"])) == 3
+    values = noisy["attacks"]["embedding-1nn"]["top1_values"]
+    assert values[0] == noisiest["attacks"]["embedding-1nn"]["top1"]
+    assert noisy["attacks"]["embedding-1nn"]["top1"] == pytest.approx(np.mean(values))
+    assert noisy["utility"]["earth-movers"]["sd"] >= 0 and len(noisy["utility"]["earth-movers"]["values"]) == 3
+    assert noisy["release"]["releases"] == 3
+    write_report(repeated, tmp_path / "repeated")
+    assert "3 releases per value" in (tmp_path / "repeated" / "report.md").read_text()
     assert set(first["timings"]) >= {"release", "attacks", "utility", "total"}
 
 

@@ -308,6 +308,7 @@ def evaluate(
     attacks: str = typer.Option(",".join(("impostors", "embedding-1nn", "char3-svm")), help="Comma-separated attacks."),
     utility: Optional[str] = typer.Option(None, help="Comma-separated utility tasks (default: all that apply)."),
     seed: Optional[int] = typer.Option(None, help="Seed: reproducible releases, cached between runs."),
+    repeats: int = typer.Option(1, help="Releases per parameter value; results are their mean ± standard deviation."),
     top_k: int = typer.Option(10, help="Top-k for identification curves."),
     unknown_per_label: Optional[int] = typer.Option(None, help="Sample this many unknown texts per author."),
     known_per_label: Optional[int] = typer.Option(None, help="Per author, the first K texts are known (single corpus)."),
@@ -331,7 +332,7 @@ def evaluate(
     plan = ExperimentPlan(
         mechanism=mechanism, grid=values, attacks=[a.strip() for a in attacks.split(",") if a.strip()],
         utility=[u.strip() for u in utility.split(",") if u.strip()] if utility else list(UTILITY_RUNNERS),
-        seed=seed, top_k=top_k, collapse_per_label=collapse_per_label, embeddings=embeddings,
+        seed=seed, repeats=repeats, top_k=top_k, collapse_per_label=collapse_per_label, embeddings=embeddings,
         mechanism_options={"decode": decode.value, **({"vocab_size": vocab_size} if vocab_size else {})},
     )
     corpora = load_evaluation_corpora(

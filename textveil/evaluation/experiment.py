@@ -45,6 +45,7 @@ class ExperimentPlan:
     top_k: int = 10
     collapse_per_label: bool = False
     include_unmodified: bool = True
+    repeats: int = 1
     embeddings: str = "default"
     mechanism_options: dict[str, Any] = field(default_factory=dict)
 
@@ -75,6 +76,8 @@ def validate(plan: ExperimentPlan, corpora: EvaluationCorpora) -> None:
             raise InvalidParameterError(
                 f"unknown utility task '{name}'; valid tasks: {', '.join(sorted(UTILITY_RUNNERS))}"
             )
+    if plan.repeats < 1:
+        raise InvalidParameterError(f"repeats must be at least 1, got {plan.repeats}")
     if plan.top_k < 1:
         raise InvalidParameterError(f"top-k must be at least 1, got {plan.top_k}")
     corpora.risk_known.validate(what="risk corpus (known texts)")
@@ -102,12 +105,15 @@ def _point_seeds(seed: int | None, count: int) -> list[int | None]:
     return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(count)]
 
 
-def point_seed(seed: int | None, value: float | None) -> int | None:
-    """The seed of the release at one parameter value: derived from the run's seed and the
-    value alone, so a point releases the same text whatever else the grid holds (adding
-    epsilon 12 to a grid leaves the release at 15, and its cache entry, as they were).
+def point_seed(seed: int | None, value: float | None, repeat: int = 0) -> int | None:
+    """The seed of one release at one parameter value: derived from the run's seed, the value
+    and the repeat number alone, so a point releases the same text whatever else the grid
+    holds (adding epsilon 12 to a grid leaves the release at 15, and its cache entry, as they
+    were), and asking for more repeats keeps the first ones.
 
     >>> point_seed(1, 15.0) == point_seed(1, 15.0) != point_seed(1, 12.0)
+    True
+    >>> point_seed(1, 15.0, 1) != point_seed(1, 15.0)
     True
     >>> point_seed(None, 15.0) is None and point_seed(1, None) is None
     True
@@ -115,7 +121,46 @@ def point_seed(seed: int | None, value: float | None) -> int | None:
     if seed is None or value is None:
         return None
     bits = int(np.float64(value).view(np.uint64))  # the exact value, as 64 bits
-    return int(np.random.SeedSequence(seed, spawn_key=(bits >> 32, bits & 0xFFFFFFFF)).generate_state(1)[0])
+    key = (bits >> 32, bits & 0xFFFFFFFF) + ((repeat,) if repeat else ())
+    return int(np.random.SeedSequence(seed, spawn_key=key).generate_state(1)[0])
+
+
+def _spread(values: list[float]) -> dict[str, Any]:
+    """Standard deviation (n - 1) and the values, for a measurement repeated over releases."""
+    return {"sd": float(np.std(values, ddof=1)), "values": [float(v) for v in values]}
+
+
+def combine_attack_results(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """One attack's results over repeated releases of a point: top-k accuracies averaged, the
+    spread of top-1 kept (``top1_sd``, ``top1_values``). One result is returned as it is.
+
+    >>> combined = combine_attack_results([{"topk": [0.2, 0.5], "top1": 0.2}, {"topk": [0.4, 0.7], "top1": 0.4}])
+    >>> [round(x, 3) for x in combined["topk"]], round(combined["top1"], 3), round(combined["top1_sd"], 3)
+    ([0.3, 0.6], 0.3, 0.141)
+    """
+    if len(results) == 1:
+        return results[0]
+    topk = np.mean([r["topk"] for r in results], axis=0).tolist()
+    spread = _spread([r["top1"] for r in results])
+    return {**results[0], "topk": topk, "top1": topk[0], "top1_sd": spread["sd"], "top1_values": spread["values"]}
+
+
+def combine_utility_results(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """One utility task over repeated releases: the mean value, with ``sd`` and ``values``."""
+    if len(results) == 1:
+        return results[0]
+    values = [r["value"] for r in results]
+    return {**results[0], "value": float(np.mean(values)), **_spread(values)}
+
+
+def combine_release_stats(stats: list[dict[str, Any]]) -> dict[str, Any]:
+    """Word counts of repeated releases, summed; the changed fraction over all of them."""
+    if len(stats) == 1:
+        return stats[0]
+    combined = {key: sum(s.get(key, 0) for s in stats) for key in ("words_protected", "words_changed")}
+    if combined["words_protected"]:
+        combined["words_changed_fraction"] = round(combined["words_changed"] / combined["words_protected"], 4)
+    return {**combined, "releases": len(stats)}
 
 
 def run_experiment(
@@ -177,45 +222,56 @@ def run_experiment(
     timed("prepare utility tasks", time.perf_counter() - clock)
 
     points_spec: list[float | None] = ([None] if plan.include_unmodified else []) + [float(v) for v in plan.grid]
-    seeds = [point_seed(plan.seed, value) for value in points_spec]
     cache = ReleaseCache(cache_folder)
+    released_for_utility_of = (lambda risk, utility: utility) if has_utility_corpus else (lambda risk, utility: risk)
     points = []
-    for index, (value, seed) in enumerate(zip(points_spec, seeds)):
+    for index, value in enumerate(points_spec):
         label = UNMODIFIED if value is None else f"{value:g}"
-        point: dict[str, Any] = {"label": label, "parameter": value, "seed": seed, "seconds": {}}
-        clock = time.perf_counter()
-        released_risk, released_utility, release_stats = _release_point(
-            plan, options, embeddings, value, seed, corpora.risk_unknown,
-            utility_test if has_utility_corpus else None, cache,
-        )
-        point["release"] = release_stats
-        point["seconds"]["release"] = round(time.perf_counter() - clock, 3)
-        timed("release", time.perf_counter() - clock)
-
-        clock = time.perf_counter()
-        point["attacks"] = {}
-        for name, attack in attacks.items():
-            task_clock = time.perf_counter()
-            result = evaluate_attack(
-                attack, corpora.risk_known.texts, corpora.risk_known.labels, released_risk,
-                corpora.risk_unknown.labels, top_k=plan.top_k, collapse_per_label=plan.collapse_per_label, fit=False,
+        # The unmodified text has no randomness: one measurement says all there is.
+        seeds = [point_seed(plan.seed, value, repeat) for repeat in range(1 if value is None else plan.repeats)]
+        point: dict[str, Any] = {"label": label, "parameter": value, "seed": seeds[0], "seconds": {}}
+        if len(seeds) > 1:
+            point["seeds"] = seeds
+        measured: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = []
+        for seed in seeds:
+            clock = time.perf_counter()
+            released_risk, released_utility, release_stats = _release_point(
+                plan, options, embeddings, value, seed, corpora.risk_unknown,
+                utility_test if has_utility_corpus else None, cache,
             )
-            point["attacks"][name] = result.to_dict()
-            timed(f"attack {name}", time.perf_counter() - task_clock, task_seconds)
-        point["seconds"]["attacks"] = round(time.perf_counter() - clock, 3)
-        timed("attacks", time.perf_counter() - clock)
+            timed("release", time.perf_counter() - clock, point["seconds"])
+            timed("release", time.perf_counter() - clock)
 
-        clock = time.perf_counter()
-        released_for_utility = released_utility if has_utility_corpus else released_risk
-        point["utility"] = {}
-        for name, runner in runners.items():
-            task_clock = time.perf_counter()
-            point["utility"][name] = runner.measure(released_for_utility)
-            timed(f"measure {name}", time.perf_counter() - task_clock, task_seconds)
-        point["seconds"]["utility"] = round(time.perf_counter() - clock, 3)
-        timed("utility", time.perf_counter() - clock)
+            clock = time.perf_counter()
+            attack_results = {}
+            for name, attack in attacks.items():
+                task_clock = time.perf_counter()
+                attack_results[name] = evaluate_attack(
+                    attack, corpora.risk_known.texts, corpora.risk_known.labels, released_risk,
+                    corpora.risk_unknown.labels, top_k=plan.top_k, collapse_per_label=plan.collapse_per_label,
+                    fit=False,
+                ).to_dict()
+                timed(f"attack {name}", time.perf_counter() - task_clock, task_seconds)
+            timed("attacks", time.perf_counter() - clock, point["seconds"])
+            timed("attacks", time.perf_counter() - clock)
+
+            clock = time.perf_counter()
+            released_for_utility = released_for_utility_of(released_risk, released_utility)
+            utility_results = {}
+            for name, runner in runners.items():
+                task_clock = time.perf_counter()
+                utility_results[name] = runner.measure(released_for_utility)
+                timed(f"measure {name}", time.perf_counter() - task_clock, task_seconds)
+            timed("utility", time.perf_counter() - clock, point["seconds"])
+            timed("utility", time.perf_counter() - clock)
+            measured.append((attack_results, utility_results, release_stats))
+
+        point["release"] = combine_release_stats([m[2] for m in measured])
+        point["attacks"] = {name: combine_attack_results([m[0][name] for m in measured]) for name in attacks}
+        point["utility"] = {name: combine_utility_results([m[1][name] for m in measured]) for name in runners}
         points.append(point)
-        say(f"{plan.parameter} {label}: " + ", ".join(
+        spread = f" (mean of {len(seeds)} releases)" if len(seeds) > 1 else ""
+        say(f"{plan.parameter} {label}{spread}: " + ", ".join(
             [f"{n} top-1 {r['top1']:.3f}" for n, r in point["attacks"].items()]
             + [f"{n} {u['value']:.3f}" for n, u in point["utility"].items()]
         ))

@@ -20,6 +20,11 @@ def _fmt(value: float) -> str:
     return f"{value:.3f}"
 
 
+def _utility_cell(result: dict[str, Any]) -> str:
+    """A utility value; with repeated releases, the mean ± its standard deviation."""
+    return _fmt(result["value"]) + (f" ± {result['sd']:.3f}" if "sd" in result else "")
+
+
 def table1_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Paper 001's Table 1: per grid point, correct author predictions of each attack and
     topic accuracy of each topic task, with the chance levels in the header."""
@@ -39,9 +44,10 @@ def table1_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         row = [point["label"]]
         for name in attacks:
             result = point["attacks"][name]
-            row.append(f"{round(result['top1'] * result['n_unknown'])} ({result['top1']:.1%})")
+            spread = f" ± {result['top1_sd']:.1%}" if "top1_sd" in result else ""
+            row.append(f"{round(result['top1'] * result['n_unknown'])} ({result['top1']:.1%}{spread})")
         for task in tasks:
-            row.append(_fmt(point["utility"][task]["value"]))
+            row.append(_utility_cell(point["utility"][task]))
         rows.append(row)
     return header, rows
 
@@ -64,7 +70,7 @@ def utility_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         f"{t} ({points[0]['utility'][t]['metric']}, {'higher' if points[0]['utility'][t]['higher_is_better'] else 'lower'} is better)"
         for t in tasks
     ]
-    rows = [[p["label"]] + [_fmt(p["utility"][t]["value"]) for t in tasks] for p in points]
+    rows = [[p["label"]] + [_utility_cell(p["utility"][t]) for t in tasks] for p in points]
     return header, rows
 
 
@@ -115,7 +121,8 @@ def _summary_lines(results: dict[str, Any]) -> list[str]:
     lines = [
         f"mechanism `{plan['mechanism']}`, {plan['parameter']} grid {', '.join(f'{v:g}' for v in plan['grid'])}"
         + (" plus the unmodified text" if plan["include_unmodified"] else "")
-        + f", seed {plan['seed']}",
+        + f", seed {plan['seed']}"
+        + (f", {plan['repeats']} releases per value (mean ± standard deviation)" if plan.get("repeats", 1) > 1 else ""),
         _embeddings_line(results["embeddings"]),
     ]
     for role, info in corpora.items():
