@@ -298,3 +298,15 @@ def test_report_states_where_identification_halves(tmp_path):
     markdown = (tmp_path / "r" / "report.md").read_text()
     assert "Where identification has halved" in markdown
     assert "| best attack | topic-5nn |" in markdown and "(between 10 and 20)" in markdown
+
+
+def test_pretrained_topic_task_starts_from_the_sweep_embeddings(toy_word_embeddings):
+    from textveil.evaluation.utility_tasks import UTILITY_RUNNERS
+
+    rng = np.random.default_rng(11)
+    train, test = _word_style_corpus(rng, 3, 12), _word_style_corpus(rng, 3, 4)
+    runner = UTILITY_RUNNERS["topic-fasttext-pretrained"](embeddings=toy_word_embeddings, seed=0)
+    runner.prepare(train, test)
+    assert runner.model._model.get_dimension() == toy_word_embeddings.dim  # the vectors' size, not fastText's 100
+    result = runner.measure(test.texts)
+    assert result["value"] > 0.9 and "pretrained" in result["metric"]

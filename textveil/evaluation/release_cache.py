@@ -14,9 +14,12 @@ from textveil.corpus.writing import atomic_write_text
 
 
 def release_key(mechanism: str, parameters: dict[str, Any], corpus: LabelledCorpus) -> str:
-    """A digest of everything a release depends on."""
-    payload = json.dumps({"mechanism": mechanism, "parameters": parameters, "corpus": corpus.content_hash()},
-                         sort_keys=True, default=str)
+    """A digest of everything a release depends on, the textveil version included: a new
+    version may release differently (a fixed mechanism), so it never reads an older release."""
+    from textveil import __version__
+
+    payload = json.dumps({"mechanism": mechanism, "parameters": parameters, "corpus": corpus.content_hash(),
+                          "textveil": __version__}, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
 
 
