@@ -25,7 +25,10 @@ def default():
 
 
 def test_default_recipe_is_raw_float32_384d_30000_words(default):
-    assert len(default) == 30_000 and default.dim == 384
+    # 30,000 wordfreq words less the few whose accent-folded pieces repeat an earlier word's
+    assert 29_900 <= len(default) < 30_000 and default.dim == 384
+    assert len(np.unique(default.vectors, axis=0)) == len(default)  # every word can be released
+    assert default.index_of("in") is not None and default.index_of("în") is None
     assert default.vectors.dtype == np.float32
     norms = np.linalg.norm(default.vectors, axis=1)
     assert norms.std() > 0.1  # not normalised: the noise scale is in the vectors' own units

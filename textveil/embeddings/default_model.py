@@ -195,6 +195,15 @@ def load_default_embeddings(
             f"the cached default embeddings in '{folder}' are corrupt ({exc}); rebuild them with "
             "'textveil embeddings build --force'"
         ) from None
+    # The WordPiece normaliser folds accents, so a word like "în" gets exactly the vector of
+    # the more frequent "in". Exact decoding resolves the tie to the earlier row, so such a
+    # word could never be released: it leaves the decoding vocabulary (20 of the 30,000 words,
+    # 411 of 100,000). As input it is still embedded through its pieces, to the same vector.
+    from textveil.embeddings.neighbours import first_occurrence_rows
+
+    distinct = first_occurrence_rows(np.asarray(vectors))
+    if len(distinct) < len(words):
+        words, vectors = [words[i] for i in distinct], np.asarray(vectors)[distinct]
     embeddings = WordEmbeddings(words, vectors, name=f"default (MiniLM-L6 static, {len(words):,} words)", oov=embedder)
     return embeddings.restrict_to_top(vocab_size) if vocab_size < len(words) else embeddings
 

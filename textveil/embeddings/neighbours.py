@@ -153,7 +153,7 @@ class ApproximateNeighbourIndex:
         for name, value in (("lists", lists), ("probes", probes)):
             if value is not None and value < 1:
                 raise InvalidParameterError(f"{name} must be at least 1, got {value}")
-        rows = _first_rows(matrix)
+        rows = first_occurrence_rows(matrix)
         unique = matrix[rows]
         count = len(unique)
         if lists is None:
@@ -244,8 +244,12 @@ class ApproximateNeighbourIndex:
 _MAX_LISTS = 4096
 
 
-def _first_rows(matrix: np.ndarray) -> np.ndarray:
-    """Rows of ``matrix`` that are the first occurrence of their vector, in order."""
+def first_occurrence_rows(matrix: np.ndarray) -> np.ndarray:
+    """Rows of ``matrix`` that are the first occurrence of their vector, in order.
+
+    >>> first_occurrence_rows(np.array([[1, 2], [3, 4], [1, 2]], dtype=np.float32)).tolist()
+    [0, 1]
+    """
     first: dict[bytes, int] = {}
     for row, vector in enumerate(matrix):
         first.setdefault(vector.tobytes(), row)
