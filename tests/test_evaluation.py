@@ -310,3 +310,32 @@ def test_pretrained_topic_task_starts_from_the_sweep_embeddings(toy_word_embeddi
     assert runner.model._model.get_dimension() == toy_word_embeddings.dim  # the vectors' size, not fastText's 100
     result = runner.measure(test.texts)
     assert result["value"] > 0.9 and "pretrained" in result["metric"]
+
+
+@pytest.mark.data
+@pytest.mark.slow
+def test_paper001_shape_on_a_slice_of_c50_and_bbc():
+    """A small, real version of paper 001's sweep: 8 C50 authors, 5 unknown texts each, BBC
+    topics. Identification must fall from clean to epsilon 10 while topic accuracy falls less."""
+    from tests.conftest import require_shared_data
+    from textveil.evaluation import run_experiment
+
+    c50, bbc = require_shared_data("reuters_c50"), require_shared_data("bbc_news", "bbc")
+    corpora = load_evaluation_corpora(c50, utility_corpus=bbc, utility_encoding="latin-1", unknown_per_label=5, seed=0)
+    authors = sorted(corpora.risk_known.label_set)[:8]
+
+    def keep(corpus):
+        return corpus.subset([i for i, label in enumerate(corpus.labels) if label in authors])
+
+    topics = corpora.utility_test
+    corpora = EvaluationCorpora(keep(corpora.risk_known), keep(corpora.risk_unknown), corpora.utility_train,
+                                topics.subset(list(range(0, len(topics), 4))))
+    plan = ExperimentPlan(grid=[10.0, 30.0], seed=2, attacks=["char3-svm"], utility=["topic-fasttext"])
+    points = {p["label"]: p for p in run_experiment(corpora, plan)["points"]}
+    risk = {label: p["attacks"]["char3-svm"]["top1"] for label, p in points.items()}
+    topic = {label: p["utility"]["topic-fasttext"]["value"] for label, p in points.items()}
+    print(f"char3-svm top-1 {risk}, fastText topic {topic}")
+    assert risk["none"] >= 0.6 and topic["none"] >= 0.9
+    assert risk["10"] < risk["none"] - 0.2  # identification falls at epsilon 10 ...
+    assert topic["none"] - topic["10"] < risk["none"] - risk["10"]  # ... more than topic does
+    assert risk["30"] > risk["10"] and abs(topic["30"] - topic["none"]) < 0.05
