@@ -72,7 +72,12 @@ def risk_utility_maps(results: dict[str, Any]) -> bytes:
         for index, attack in enumerate(attacks):
             xs = [p["utility"][task]["value"] for p in points]
             ys = [p["attacks"][attack]["top1"] for p in points]
-            axis.plot(xs, ys, marker=markers[index % len(markers)], label=attack, alpha=0.85)
+            line, = axis.plot(xs, ys, marker=markers[index % len(markers)], label=attack, alpha=0.85)
+            # repeated releases: one standard deviation each way, in both measures
+            xerr = [p["utility"][task].get("sd", 0.0) for p in points]
+            yerr = [p["attacks"][attack].get("top1_sd", 0.0) for p in points]
+            if any(xerr) or any(yerr):
+                axis.errorbar(xs, ys, xerr=xerr, yerr=yerr, fmt="none", ecolor=line.get_color(), alpha=0.6, capsize=2)
             for x, y, point in zip(xs, ys, points):
                 axis.annotate(point["label"], (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
         axis.set(xlabel=points[0]["utility"][task]["metric"] or task, ylabel="risk: top-1 identification", title=task)
