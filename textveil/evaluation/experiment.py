@@ -183,8 +183,9 @@ def run_experiment(
     task_seconds: dict[str, float] = {}
     started = time.perf_counter()
 
-    def timed(stage: str, seconds: float, into: dict[str, float] = timings) -> None:
-        into[stage] = round(into.get(stage, 0.0) + seconds, 3)
+    def timed(stage: str, seconds: float, *books: dict[str, float]) -> None:
+        for book in books or (timings,):
+            book[stage] = round(book.get(stage, 0.0) + seconds, 3)
 
     clock = time.perf_counter()
     from textveil.embeddings.default_model import load_embeddings
@@ -223,7 +224,6 @@ def run_experiment(
 
     points_spec: list[float | None] = ([None] if plan.include_unmodified else []) + [float(v) for v in plan.grid]
     cache = ReleaseCache(cache_folder)
-    released_for_utility_of = (lambda risk, utility: utility) if has_utility_corpus else (lambda risk, utility: risk)
     points = []
     for index, value in enumerate(points_spec):
         label = UNMODIFIED if value is None else f"{value:g}"
@@ -239,8 +239,7 @@ def run_experiment(
                 plan, options, embeddings, value, seed, corpora.risk_unknown,
                 utility_test if has_utility_corpus else None, cache,
             )
-            timed("release", time.perf_counter() - clock, point["seconds"])
-            timed("release", time.perf_counter() - clock)
+            timed("release", time.perf_counter() - clock, timings, point["seconds"])
 
             clock = time.perf_counter()
             attack_results = {}
@@ -252,18 +251,16 @@ def run_experiment(
                     fit=False,
                 ).to_dict()
                 timed(f"attack {name}", time.perf_counter() - task_clock, task_seconds)
-            timed("attacks", time.perf_counter() - clock, point["seconds"])
-            timed("attacks", time.perf_counter() - clock)
+            timed("attacks", time.perf_counter() - clock, timings, point["seconds"])
 
             clock = time.perf_counter()
-            released_for_utility = released_for_utility_of(released_risk, released_utility)
+            released_for_utility = released_utility if has_utility_corpus else released_risk
             utility_results = {}
             for name, runner in runners.items():
                 task_clock = time.perf_counter()
                 utility_results[name] = runner.measure(released_for_utility)
                 timed(f"measure {name}", time.perf_counter() - task_clock, task_seconds)
-            timed("utility", time.perf_counter() - clock, point["seconds"])
-            timed("utility", time.perf_counter() - clock)
+            timed("utility", time.perf_counter() - clock, timings, point["seconds"])
             measured.append((attack_results, utility_results, release_stats))
 
         point["release"] = combine_release_stats([m[2] for m in measured])
