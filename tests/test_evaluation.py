@@ -230,7 +230,11 @@ def test_sweep_end_to_end_is_seeded_cached_and_timed(tmp_path, toy_word_embeddin
     plan = ExperimentPlan(grid=[0.5, 200.0], seed=3, embeddings=str(vectors), top_k=3,
                           attacks=["char3-svm", "embedding-1nn"],
                           utility=["topic-5nn", "unigram-cosine", "stylometric-l2", "earth-movers"])
-    first = run_experiment(corpora, plan, cache_folder=tmp_path / "cache")
+    ticks = []
+    first = run_experiment(corpora, plan, cache_folder=tmp_path / "cache", progress=lambda *tick: ticks.append(tick))
+    # every release, attack and utility task of the 3 points reports once, in order
+    assert [done for _, done, _ in ticks] == list(range(1, 3 * (1 + 2 + 4) + 1)) and ticks[-1][2] == 21
+    assert ticks[0][0] == "epsilon none: released" and ticks[-1][0] == "epsilon 200: earth-movers"
     second = run_experiment(corpora, plan, cache_folder=tmp_path / "cache")
 
     assert first["release_cache"]["misses"] == 4 and second["release_cache"]["hits"] == 4

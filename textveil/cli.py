@@ -349,7 +349,7 @@ def evaluate(
         results = run_experiment(
             corpora, plan, cache_folder=None if no_cache else cache_root() / "releases",
             log=lambda message: progress.console.print(f"[dim]{message}[/dim]"),
-            progress=lambda stage, done, total: progress.update(task, completed=done, total=total),
+            progress=lambda stage, done, total: progress.update(task, completed=done, total=total, description=stage),
         )
     written = write_report(results, out, title=f"textveil evaluation: {mechanism} on {corpora.risk_known.name}")
     stderr.print(f"report written to {written['report.html']} (and {', '.join(sorted(p.name for p in written.values() if p.suffix != '.html'))})")

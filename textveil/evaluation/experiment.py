@@ -173,7 +173,8 @@ def run_experiment(
 ) -> dict[str, Any]:
     """Run the sweep; returns the results as plain data (what ``results.json`` holds).
 
-    ``progress(stage, done, total)`` is called as grid points finish.
+    ``progress(stage, done, total)`` is called as each release, attack and utility
+    measurement finishes; ``stage`` says which (e.g. ``"epsilon 12: char3-svm"``).
     """
     validate(plan, corpora)
     say = log or (lambda message: None)
@@ -224,8 +225,16 @@ def run_experiment(
 
     points_spec: list[float | None] = ([None] if plan.include_unmodified else []) + [float(v) for v in plan.grid]
     cache = ReleaseCache(cache_folder)
+    releases_planned = sum(1 if value is None else plan.repeats for value in points_spec)
+    steps = {"done": 0, "total": releases_planned * (1 + len(attacks) + len(runners))}
+
+    def step(stage: str) -> None:
+        steps["done"] += 1
+        if progress is not None:
+            progress(stage, steps["done"], steps["total"])
+
     points = []
-    for index, value in enumerate(points_spec):
+    for value in points_spec:
         label = UNMODIFIED if value is None else f"{value:g}"
         # The unmodified text has no randomness: one measurement says all there is.
         seeds = [point_seed(plan.seed, value, repeat) for repeat in range(1 if value is None else plan.repeats)]
@@ -240,6 +249,7 @@ def run_experiment(
                 utility_test if has_utility_corpus else None, cache,
             )
             timed("release", time.perf_counter() - clock, timings, point["seconds"])
+            step(f"{plan.parameter} {label}: released")
 
             clock = time.perf_counter()
             attack_results = {}
@@ -251,6 +261,7 @@ def run_experiment(
                     fit=False,
                 ).to_dict()
                 timed(f"attack {name}", time.perf_counter() - task_clock, task_seconds)
+                step(f"{plan.parameter} {label}: {name}")
             timed("attacks", time.perf_counter() - clock, timings, point["seconds"])
 
             clock = time.perf_counter()
@@ -260,6 +271,7 @@ def run_experiment(
                 task_clock = time.perf_counter()
                 utility_results[name] = runner.measure(released_for_utility)
                 timed(f"measure {name}", time.perf_counter() - task_clock, task_seconds)
+                step(f"{plan.parameter} {label}: {name}")
             timed("utility", time.perf_counter() - clock, timings, point["seconds"])
             measured.append((attack_results, utility_results, release_stats))
 
@@ -272,8 +284,6 @@ def run_experiment(
             [f"{n} top-1 {r['top1']:.3f}" for n, r in point["attacks"].items()]
             + [f"{n} {u['value']:.3f}" for n, u in point["utility"].items()]
         ))
-        if progress is not None:
-            progress("grid", index + 1, len(points_spec))
 
     timings["total"] = round(time.perf_counter() - started, 3)
     return {
