@@ -125,14 +125,31 @@ def test_empty_input_gives_empty_output(tmp_path, toy_vectors, capsys, monkeypat
     assert code == 0 and out == ""
 
 
-def test_stdin_release_keeps_layout_and_reports_to_stderr(toy_vectors, capsys, monkeypatch):
+def test_stdin_release_keeps_layout_when_asked_and_warns_once(toy_vectors, capsys, monkeypatch):
     text = "The market rallied,\r\n  today!\n"
     code, out, err = run_cli(
-        ["sanitize", "-", "-e", "0.5", "--seed", "3", "--embeddings", str(toy_vectors)], capsys, monkeypatch, stdin=text.encode()
+        ["sanitize", "-", "-e", "0.5", "--seed", "3", "--embeddings", str(toy_vectors), "--layout", "keep"],
+        capsys, monkeypatch, stdin=text.encode(),
     )
     assert code == 0
     assert out.count("\r\n") == 1 and out.endswith("!\n") and ",\r\n  " in out
     assert "released 1 document" in err and "4 words perturbed" in err
+    assert err.count("WARNING") == 1 and "NOT protected" in err and "casing" in err
+
+
+def test_default_release_normalises_layout_and_names_only_the_length(tmp_path, toy_vectors, capsys, monkeypatch):
+    vectors = tmp_path / "with_marks.glove.txt"  # a vectors file that knows some marks, as GloVe does
+    rng = np.random.default_rng(1)
+    marks = [m + " " + " ".join(f"{x:.5f}" for x in rng.normal(size=16)) for m in ",.!"]
+    vectors.write_text(toy_vectors.read_text() + "\n".join(marks) + "\n")
+    text = "The MARKET rallied,\r\n  today!\n"
+    code, out, err = run_cli(
+        ["sanitize", "-", "-e", "1000", "--seed", "3", "--embeddings", str(vectors)], capsys, monkeypatch,
+        stdin=text.encode(),
+    )
+    assert code == 0 and out == "The market rallied, today!\n"
+    assert "6 tokens perturbed" in err and "released unprotected: the number of tokens" in err
+    assert "WARNING" not in err
 
 
 def test_folder_output_mirrors_relative_paths(tmp_path, toy_vectors, capsys, monkeypatch):
@@ -146,7 +163,7 @@ def test_folder_output_mirrors_relative_paths(tmp_path, toy_vectors, capsys, mon
     )
     assert code == 0 and out == ""
     assert sorted(p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file()) == ["a.txt", "sub/b.txt"]
-    assert (out_dir / "sub" / "b.txt").read_text().endswith("today.") or (out_dir / "sub" / "b.txt").read_text().endswith(".")
+    assert (out_dir / "sub" / "b.txt").read_text().strip()
     assert not list(out_dir.rglob("*.part"))  # atomic writes leave no temporary files
 
 
@@ -164,7 +181,9 @@ def test_json_format_and_jsonl_fields_kept(tmp_path, toy_vectors, capsys, monkey
     assert [i["record"] for i in items] == [0, 1]
     for item in items:
         assert {"text", "changed", "guarantee"} <= set(item)
-        assert item["guarantee"]["epsilon"] == 3.0 and item["guarantee"]["words_protected"] == 3
+        # the public layout releases the three words and the full stop, and names only their number
+        assert item["guarantee"]["epsilon"] == 3.0 and item["guarantee"]["words_protected"] == 4
+        assert item["guarantee"]["unprotected"] == ["the number of tokens (4)"]
         for change in item["changed"]:
             assert change["from"] != change["to"]
 

@@ -15,6 +15,8 @@ from scipy.special import gammainc
 
 from textveil.errors import InvalidParameterError
 from textveil.mechanisms.sampling import make_rng, sample_laplace_noise
+from textveil.mechanisms.earth_movers import EarthMoversPrivacy
+from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.privacy.earth_movers import (
     earth_movers_distance,
     indistinguishability_bound,
@@ -300,23 +302,49 @@ def test_paper_statement_of_theorem3_overstates_for_two_identical_words() -> Non
 # --------------------------------------------------------------------------------------
 
 
-def test_statement_names_epsilon_and_n() -> None:
-    guarantee = Guarantee("emp", 0.0625, "Euclidean distance between word vectors", words_protected=37)
+def test_bag_statement_names_epsilon_and_n() -> None:
+    guarantee = Guarantee("emp", 0.0625, "Euclidean distance between word vectors", words_protected=37, layout="bag")
     text = guarantee.statement()
     assert "0.0625" in text
     assert "N = 37" in text
-    assert "37 perturbed words" in text
+    assert "bag of 37 perturbed words" in text
     assert "Euclidean distance between word vectors" in text
     assert f"{guarantee.document_epsilon:g}" in text
+    assert guarantee.composition == "bag" and guarantee.unprotected == ("the number of content words (37)",)
     assert "NOT protected" not in text and "dropped" not in text
 
 
 def test_statement_warns_about_passed_through_and_dropped_tokens() -> None:
     guarantee = Guarantee("emp", 2.0, "metric", words_protected=10, tokens_passed_through=3, tokens_dropped=2)
     text = guarantee.statement()
-    assert "3 word token(s) were passed through" in text and "NOT protected" in text
+    assert "3 word token(s) passed through unchanged by policy" in text
+    assert "3 word token(s) passed through unchanged by policy" in guarantee.unprotected
     assert "2 word token(s) were dropped" in text
 
+
+def _toy_with_marks() -> WordEmbeddings:
+    rng = np.random.default_rng(3)
+    entries = ["the", "market", "rallied", "today", "bank", "fell", ",", ".", "!", "?"]
+    return WordEmbeddings(entries, rng.normal(size=(len(entries), 6)), name="toy-marks")
+
+
+def test_default_release_guarantee_names_only_the_length() -> None:
+    """Through the public API: the default (public-layout) release names the number of tokens,
+    and nothing else, as unprotected; the same text with --layout keep names what it copies."""
+    text = "The MARKET rallied,\n\n  today!!"
+    release = EarthMoversPrivacy(5.0, embeddings=_toy_with_marks(), seed=0).sanitize(text)
+    assert release.guarantee.layout == "public" and release.guarantee.composition == "sequence"
+    assert release.guarantee.unprotected == ("the number of tokens (7)",)
+    assert release.guarantee.words_protected == 7  # 4 words and 3 marks, every one privatised
+    statement = release.guarantee.statement()
+    assert "Released unprotected: the number of tokens (7)." in statement and "WARNING" not in statement
+    kept = EarthMoversPrivacy(5.0, embeddings=_toy_with_marks(), seed=0, layout="keep").sanitize(text)
+    assert kept.guarantee.words_protected == 4
+    named = " ".join(kept.guarantee.unprotected)
+    for copied in ("number of words", "casing", "punctuation", "spacing and line breaks"):
+        assert copied in named
+    assert "NOT protected" in kept.guarantee.statement()
+    assert kept.guarantee.to_dict()["unprotected"] == list(kept.guarantee.unprotected)
 
 def test_guarantee_to_dict_round_trips() -> None:
     guarantee = Guarantee("emp", 1 / 3, "metric", words_protected=12, tokens_passed_through=4, tokens_dropped=1)

