@@ -227,8 +227,9 @@ def test_sweep_end_to_end_is_seeded_cached_and_timed(tmp_path, toy_word_embeddin
     rng = np.random.default_rng(5)
     known, unknown = _word_style_corpus(rng, 4, 8), _word_style_corpus(rng, 4, 3)
     corpora = EvaluationCorpora(known, unknown, known, unknown)  # the authors double as topics
+    # clean training only: the release-trained path has tests of its own (test_release_training.py)
     plan = ExperimentPlan(grid=[0.5, 200.0], seed=3, embeddings=str(vectors), top_k=3,
-                          attacks=["char3-svm", "embedding-1nn"],
+                          attacks=["char3-svm", "embedding-1nn"], trainings=["clean"],
                           utility=["topic-5nn", "unigram-cosine", "stylometric-l2", "earth-movers"])
     ticks = []
     first = run_experiment(corpora, plan, cache_folder=tmp_path / "cache", progress=lambda *tick: ticks.append(tick))
@@ -301,7 +302,8 @@ def test_report_states_where_identification_halves(tmp_path):
     write_report(results, tmp_path / "r")
     markdown = (tmp_path / "r" / "report.md").read_text()
     assert "Where identification has halved" in markdown
-    assert "| best attack | topic-5nn |" in markdown and "(between 10 and 20)" in markdown
+    assert ("| best attack | clean text: char3-svm (clean-trained); where halved: char3-svm (clean-trained) "
+            "| topic-5nn |") in markdown and "(between 10 and 20)" in markdown
 
 
 def test_pretrained_topic_task_starts_from_the_sweep_embeddings(toy_word_embeddings):
@@ -334,7 +336,9 @@ def test_paper001_shape_on_a_slice_of_c50_and_bbc():
     topics = corpora.utility_test
     corpora = EvaluationCorpora(keep(corpora.risk_known), keep(corpora.risk_unknown), corpora.utility_train,
                                 topics.subset(list(range(0, len(topics), 4))))
-    plan = ExperimentPlan(grid=[10.0, 30.0], seed=2, attacks=["char3-svm"], utility=["topic-fasttext"])
+    # clean training, as paper 001's DRauth; release-trained attacks are tested on toy corpora
+    plan = ExperimentPlan(grid=[10.0, 30.0], seed=2, attacks=["char3-svm"], utility=["topic-fasttext"],
+                          trainings=["clean"])
     points = {p["label"]: p for p in run_experiment(corpora, plan)["points"]}
     risk = {label: p["attacks"]["char3-svm"]["top1"] for label, p in points.items()}
     topic = {label: p["utility"]["topic-fasttext"]["value"] for label, p in points.items()}

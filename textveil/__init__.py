@@ -10,7 +10,7 @@ from textveil.errors import TextveilError
 from textveil.mechanisms import EarthMoversPrivacy, Release
 from textveil.privacy import Guarantee, earth_movers_distance, indistinguishability_bound, utility_lower_bound
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "EarthMoversPrivacy",

@@ -41,6 +41,11 @@ class Decoder(str, Enum):
     approx = "approx"
 
 
+class Layout(str, Enum):
+    public = "public"
+    keep = "keep"
+
+
 class OovPolicy(str, Enum):
     perturb = "perturb"
     keep = "keep"
@@ -112,7 +117,10 @@ def sanitize(
     decode: Decoder = typer.Option(Decoder.exact, help="Nearest-word decoding: exact or approx (k-means inverted lists)."),
     keep_stop_words: bool = typer.Option(False, help="Leave stop words unchanged (they are then unprotected)."),
     oov: OovPolicy = typer.Option(OovPolicy.perturb, help="Words outside the vocabulary: perturb, keep or drop."),
-    bag_of_words: bool = typer.Option(False, help="Output a bag of words (lower case, no stop words or punctuation)."),
+    layout: Layout = typer.Option(
+        Layout.public, help="public: punctuation and symbols privatised too, casing and spacing written by a public rule; "
+        "keep: copy the input's casing, punctuation and spacing (NOT protected)."),
+    bag_of_words: bool = typer.Option(False, help="Output a sorted bag of words (lower case, no stop words or punctuation)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Output file or folder (default: stdout)."),
     fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text, or json (per document: release, changes, guarantee)."),
     text_field: str = typer.Option("text", help="Text field of JSONL/CSV inputs."),
@@ -150,6 +158,7 @@ def sanitize(
         keep_stop_words=keep_stop_words,
         oov=oov.value,
         output="bag" if bag_of_words else "text",
+        layout=layout.value,
         seed=seed,
     )
     with _progress() as progress:
@@ -161,7 +170,7 @@ def sanitize(
     if targets is None:
         for text in rendered.values():
             sys.stdout.write(text)
-            if len(rendered) > 1 and text and not text.endswith("\n"):
+            if text and not text.endswith("\n"):  # the public layout writes no line break of its own
                 sys.stdout.write("\n")
         sys.stdout.flush()
     else:
@@ -171,6 +180,8 @@ def sanitize(
 
 
 def _report(releases, engine, output: Optional[Path]) -> None:
+    from textveil.privacy.guarantee import KEEP_LAYOUT_WARNING, RELEASED_UNPROTECTED
+
     protected = sum(r.guarantee.words_protected for r in releases)
     unchanged = sum(r.words_unchanged for r in releases)
     passed = sum(r.guarantee.tokens_passed_through for r in releases)
@@ -181,15 +192,22 @@ def _report(releases, engine, output: Optional[Path]) -> None:
     if engine.oov != "perturb":
         policies.append(f"out-of-vocabulary words: {engine.oov}")
     where = f" -> {output}" if output is not None else ""
+    layout = releases[0].guarantee.layout if releases else engine.release_layout
+    unit = "token" if layout == "public" else "word"
     stderr.print(
-        f"released {len(releases)} document(s){where}: {protected:,} words perturbed with epsilon={engine.epsilon:g} "
+        f"released {len(releases)} document(s){where}: {protected:,} {unit}s perturbed with epsilon={engine.epsilon:g} "
         f"({unchanged:,} decoded back to themselves), {passed:,} passed through unchanged by policy, {dropped:,} dropped"
         + (f" [{'; '.join(policies)}]" if policies else "")
     )
+    composition = "epsilon*N*E per bag of words (sorted)" if layout == "bag" else "epsilon * sum of per-position distances"
     stderr.print(
-        f"guarantee: epsilon*N*E-privacy per document, epsilon={engine.epsilon:g} per word, metric: {engine.metric}; "
+        f"guarantee: {composition}, epsilon={engine.epsilon:g} per {unit}, metric: {engine.metric}; "
         "use --format json for each document's statement"
     )
+    unprotected = "; ".join(RELEASED_UNPROTECTED[layout]) + ("; words passed through by policy" if passed else "")
+    stderr.print(f"released unprotected: {unprotected}")
+    if layout == "keep":
+        stderr.print(f"{KEEP_LAYOUT_WARNING} (drop --layout keep to privatise them)", style="bold yellow", markup=False)
 
 
 @app.command()
@@ -262,11 +280,27 @@ def attack(
     encoding: str = typer.Option("utf-8", help="Encoding of the corpora."),
     seed: Optional[int] = typer.Option(None, help="Seed for attacks that draw at random."),
     list_attacks: bool = typer.Option(False, "--list", help="List the attacks and exit."),
+    release_known_with: Optional[str] = typer.Option(
+        None, help="Release the known texts with this mechanism (e.g. emp) before fitting: red-team a release "
+        "made elsewhere with an attacker who knows the mechanism. Give the release's own parameters."),
+    epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help="With --release-known-with: its epsilon."),
+    release_seed: Optional[int] = typer.Option(
+        None, help="With --release-known-with: seed of the known texts' release (reproducible, cached; "
+        "use another seed than the unknown texts' release)."),
+    layout: str = typer.Option("public", help="With --release-known-with: layout, public or keep."),
+    bag_of_words: bool = typer.Option(False, help="With --release-known-with: release sorted bags of words."),
+    embeddings: str = typer.Option("default", help="With --release-known-with: 'default' or a vectors file."),
+    vocab_size: Optional[int] = typer.Option(None, help="With --release-known-with: keep the K most frequent words."),
+    decode: Decoder = typer.Option(Decoder.exact, help="With --release-known-with: exact or approx decoding."),
 ) -> None:
-    """Attribute unknown texts to the authors of known texts; print top-1..k accuracy and chance."""
+    """Attribute unknown texts to the authors of known texts; print top-1..k accuracy and chance.
+
+    With --release-known-with, the known texts are first released by that mechanism, so that the
+    attack is trained on text like the (released) unknown texts it attributes."""
     from textveil.attacks.base import evaluate_attack
     from textveil.attacks.registry import ATTACKS, make_attack
     from textveil.corpus.labelled import read_labelled_corpus
+    from textveil.evaluation.releasing import mechanism_options, release_parameters
 
     if list_attacks:
         for name, (_, _, description) in ATTACKS.items():
@@ -276,19 +310,49 @@ def attack(
         raise InputError("attack needs --known PATH and --unknown PATH (or --list)")
     if top_k < 1:
         raise InvalidParameterError(f"--top-k must be at least 1, got {top_k}")
+    release_only = {"--epsilon": epsilon is not None, "--release-seed": release_seed is not None,
+                    "--layout": layout != "public", "--bag-of-words": bag_of_words,
+                    "--embeddings": embeddings != "default", "--vocab-size": vocab_size is not None,
+                    "--decode": decode is not Decoder.exact}
+    if release_known_with is None and any(release_only.values()):
+        given = ", ".join(option for option, used in release_only.items() if used)
+        raise InputError(f"{given} only apply with --release-known-with MECHANISM, which releases the known texts "
+                         "first")
+    parameters = None if release_known_with is None else release_parameters(
+        release_known_with, epsilon, **mechanism_options(layout=layout, bag_of_words=bag_of_words, decode=decode.value))
     model = make_attack(attack_name, shared={"random_state": seed})
     known_corpus = read_labelled_corpus(known, text_field, label_field, encoding).validate(what="known corpus")
     unknown_corpus = read_labelled_corpus(unknown, text_field, label_field, encoding).validate(
         min_labels=1, what="unknown corpus")
+    known_texts, known_release = known_corpus.texts, None
+    if release_known_with is not None and parameters is not None:  # (both or neither: for the type checker)
+        from textveil.embeddings.default_model import cache_root
+        from textveil.evaluation.release_cache import ReleaseCache
+        from textveil.evaluation.releasing import release_corpus
+
+        table = _load_embeddings(embeddings, vocab_size)
+        cache = ReleaseCache(cache_root() / "releases")  # only a seeded release is stored
+        with _progress() as progress:
+            task = progress.add_task(f"releasing the known texts with {release_known_with}", total=len(known_corpus))
+            known_texts = release_corpus(release_known_with, parameters, table, known_corpus, release_seed, cache,
+                                         progress=lambda done: progress.advance(task, done))
+        known_release = {"mechanism": release_known_with, "parameters": parameters, "seed": release_seed,
+                         "embeddings": table.name, "cached": cache.hits > 0}
+        stderr.print(f"known texts released with {release_known_with} "
+                      + ", ".join(f"{k}={v}" for k, v in parameters.items()) + f", seed {release_seed}"
+                      + (" (read from the release cache)" if cache.hits else ""))
     with stderr.status(f"fitting {attack_name} on {len(known_corpus):,} known texts and ranking {len(unknown_corpus):,}"):
         result = evaluate_attack(
-            model, known_corpus.texts, known_corpus.labels, unknown_corpus.texts, unknown_corpus.labels,
+            model, known_texts, known_corpus.labels, unknown_corpus.texts, unknown_corpus.labels,
             top_k=top_k, collapse_per_label=collapse_per_label,
         )
+    training = "clean" if known_release is None else "release"
     if fmt is OutputFormat.json:
-        print(json.dumps(result.to_dict()))
+        print(json.dumps({**result.to_dict(), "training": training,
+                          **({"known_release": known_release} if known_release else {})}))
         return
-    view = Table(title=f"{attack_name}: {result.n_unknown:,} unknown, {result.n_candidates} candidate authors")
+    trained = "" if known_release is None else f" trained on known texts released by {release_known_with}"
+    view = Table(title=f"{attack_name}{trained}: {result.n_unknown:,} unknown, {result.n_candidates} candidate authors")
     view.add_column("k", justify="right")
     view.add_column("top-k accuracy", justify="right")
     view.add_column("chance", justify="right")
@@ -322,18 +386,29 @@ def evaluate(
     encoding: str = typer.Option("utf-8", help="Encoding of the risk corpus."),
     utility_encoding: Optional[str] = typer.Option(None, help="Encoding of the utility corpus (default: --encoding)."),
     no_cache: bool = typer.Option(False, help="Do not reuse or store cached releases."),
+    trainings: str = typer.Option(
+        "clean,release", help="What attacks are fitted on: clean known texts, known texts released by the same "
+        "mechanism (the attacker knows it), or both; the risk is the best attack over them."),
+    layout: str = typer.Option(
+        "public", help="Release layout: public (punctuation privatised too) or keep (the input's casing, "
+        "punctuation and spacing copied, NOT protected)."),
+    bag_of_words: bool = typer.Option(False, help="Release sorted bags of words (paper 001)."),
 ) -> None:
     """Sweep a mechanism over a parameter grid; attack and measure each release; write a report."""
     from textveil.embeddings.default_model import cache_root
     from textveil.evaluation import ExperimentPlan, load_evaluation_corpora, run_experiment, validate, write_report
+    from textveil.evaluation.releasing import mechanism_options
+    from textveil.evaluation.trainings import parse_trainings
     from textveil.evaluation.utility_tasks import UTILITY_RUNNERS
 
     values = _parse_epsilons(grid, option="--grid")
+    options = mechanism_options(layout=layout, bag_of_words=bag_of_words, decode=decode.value,
+                                **({"vocab_size": vocab_size} if vocab_size else {}))
     plan = ExperimentPlan(
         mechanism=mechanism, grid=values, attacks=[a.strip() for a in attacks.split(",") if a.strip()],
         utility=[u.strip() for u in utility.split(",") if u.strip()] if utility else list(UTILITY_RUNNERS),
         seed=seed, repeats=repeats, top_k=top_k, collapse_per_label=collapse_per_label, embeddings=embeddings,
-        mechanism_options={"decode": decode.value, **({"vocab_size": vocab_size} if vocab_size else {})},
+        mechanism_options=options, trainings=parse_trainings(trainings),
     )
     corpora = load_evaluation_corpora(
         risk_corpus, risk_unknown=risk_unknown, utility_corpus=utility_corpus, text_field=text_field,

@@ -1,16 +1,20 @@
 """Sweep a mechanism's privacy parameter over labelled corpora; attack and measure each release.
 
 The flow, for every grid point (plus the unmodified text): release the unknown texts of the
-risk corpus and the test texts of the utility corpus (cached), score every attack (fitted
-once on the clean known texts) and every utility task (prepared once on clean text) on the
-release. Attacks and mechanisms meet only here.
+risk corpus and the test texts of the utility corpus (cached), score every attack and every
+utility task (prepared once on clean text) on the release. Each attack is scored under two
+trainings (:mod:`textveil.evaluation.trainings`): fitted once on the clean known texts, and
+fitted afresh at each point on the known texts released by the same mechanism with an
+independent seed, since the attacker knows the mechanism; the risk is the worse of the two.
+Attacks and mechanisms meet only here.
 """
 
 from __future__ import annotations
 
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,9 +26,22 @@ from textveil.attacks.base import evaluate_attack
 from textveil.attacks.registry import ATTACKS, make_attack
 from textveil.corpus.labelled import LabelledCorpus
 from textveil.errors import InvalidParameterError
-from textveil.evaluation.release_cache import ReleaseCache, release_key
+from textveil.evaluation.release_cache import ReleaseCache
+from textveil.evaluation.releasing import (
+    HARNESS_OPTIONS,
+    check_mechanism_options,
+    release_corpus,
+    with_changed_fraction,
+)
+from textveil.evaluation.trainings import (
+    TRAINING_KEYS,
+    TRAININGS,
+    attack_lines,
+    best_attack,
+    check_trainings,
+    line_label,
+)
 from textveil.evaluation.utility_tasks import UTILITY_RUNNERS, UtilityRunner
-from textveil.mechanisms.registry import make_mechanism, mechanism_class
 from textveil.privacy.parameters import check_epsilon
 
 DEFAULT_ATTACKS = ("impostors", "embedding-1nn", "char3-svm")
@@ -48,6 +65,9 @@ class ExperimentPlan:
     repeats: int = 1
     embeddings: str = "default"
     mechanism_options: dict[str, Any] = field(default_factory=dict)
+    # What the attacks are fitted on: "clean" known texts, and/or the known texts "release"d
+    # by the same mechanism (the attacker knows it); the risk is the strongest attack over both.
+    trainings: list[str] = field(default_factory=lambda: list(TRAININGS))
 
 
 @dataclass
@@ -63,7 +83,8 @@ class EvaluationCorpora:
 
 def validate(plan: ExperimentPlan, corpora: EvaluationCorpora) -> None:
     """Every check that can fail, before any work starts."""
-    mechanism_class(plan.mechanism)
+    check_mechanism_options(plan.mechanism, plan.mechanism_options)
+    check_trainings(plan.trainings)
     if not plan.grid:
         raise InvalidParameterError("the grid is empty; give at least one parameter value, e.g. --grid 10,20,30")
     for value in plan.grid:
@@ -99,7 +120,21 @@ def _machine() -> dict[str, Any]:
     return {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()}
 
 
+# The releases of one grid point, each with a seed spawned from the point's seed, in this
+# order. "known" (the release-trained attacks' training texts) came last: spawning one more
+# child leaves the earlier ones as they were, so the risk and utility releases (and their
+# cache entries) did not move when it was added.
+RELEASE_ROLES = ("risk", "utility", "known")
+
+
 def _point_seeds(seed: int | None, count: int) -> list[int | None]:
+    """``count`` independent seeds spawned from ``seed``; the first ones do not depend on ``count``.
+
+    >>> _point_seeds(7, 3)[:2] == _point_seeds(7, 2) and len(set(_point_seeds(7, 3))) == 3
+    True
+    >>> _point_seeds(None, 3)
+    [None, None, None]
+    """
     if seed is None:
         return [None] * count
     return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(count)]
@@ -158,9 +193,7 @@ def combine_release_stats(stats: list[dict[str, Any]]) -> dict[str, Any]:
     if len(stats) == 1:
         return stats[0]
     combined = {key: sum(s.get(key, 0) for s in stats) for key in ("words_protected", "words_changed")}
-    if combined["words_protected"]:
-        combined["words_changed_fraction"] = round(combined["words_changed"] / combined["words_protected"], 4)
-    return {**combined, "releases": len(stats)}
+    return {**with_changed_fraction(combined), "releases": len(stats)}
 
 
 def run_experiment(
@@ -171,121 +204,32 @@ def run_experiment(
     log: Callable[[str], None] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, Any]:
-    """Run the sweep; returns the results as plain data (what ``results.json`` holds).
+    """Run the sweep; returns the results as plain data (what ``results.json`` holds; the
+    shape of a point's attack results is described in :mod:`textveil.evaluation.trainings`).
 
     ``progress(stage, done, total)`` is called as each release, attack and utility
-    measurement finishes; ``stage`` says which (e.g. ``"epsilon 12: char3-svm"``).
+    measurement finishes; ``stage`` says which (e.g. ``"epsilon 12: char3-svm (release-trained)"``).
     """
     validate(plan, corpora)
     say = log or (lambda message: None)
-    timings: dict[str, float] = {}
-    # The same time broken down by attack and utility task, summed over the grid: it says
-    # which task to drop or speed up when a sweep is too slow.
-    task_seconds: dict[str, float] = {}
+    ledger = _Ledger(progress)
     started = time.perf_counter()
-
-    def timed(stage: str, seconds: float, *books: dict[str, float]) -> None:
-        for book in books or (timings,):
-            book[stage] = round(book.get(stage, 0.0) + seconds, 3)
-
-    clock = time.perf_counter()
     from textveil.embeddings.default_model import load_embeddings
 
-    embeddings = load_embeddings(plan.embeddings, plan.mechanism_options.get("vocab_size"), log=say)
-    options = {k: v for k, v in plan.mechanism_options.items() if k != "vocab_size"}
-    timed("load embeddings", time.perf_counter() - clock)
-
-    clock = time.perf_counter()
-    attacks = {}
-    for name in plan.attacks:
-        say(f"fitting attack {name} on {len(corpora.risk_known)} known texts")
-        task_clock = time.perf_counter()
-        attack = make_attack(name, shared={"embeddings": embeddings, "random_state": plan.seed})
-        attack.fit(corpora.risk_known.texts, corpora.risk_known.labels)
-        attacks[name] = attack
-        timed(f"fit {name}", time.perf_counter() - task_clock, task_seconds)
-    timed("fit attacks", time.perf_counter() - clock)
-
-    clock = time.perf_counter()
-    has_utility_corpus = corpora.utility_train is not None and corpora.utility_test is not None
-    utility_train = corpora.utility_train if has_utility_corpus else corpora.risk_known
-    utility_test = corpora.utility_test if has_utility_corpus else corpora.risk_unknown
-    runners: dict[str, UtilityRunner] = {}
-    for name in plan.utility:
-        runner = UTILITY_RUNNERS[name](embeddings=embeddings, seed=plan.seed)
-        if runner.needs_topic_labels and not has_utility_corpus:
-            say(f"utility task {name} skipped: it needs a utility corpus with topic labels (--utility-corpus)")
-            continue
-        say(f"preparing utility task {name}")
-        task_clock = time.perf_counter()
-        runner.prepare(utility_train, utility_test)
-        runners[name] = runner
-        timed(f"prepare {name}", time.perf_counter() - task_clock, task_seconds)
-    timed("prepare utility tasks", time.perf_counter() - clock)
+    with ledger.timed("load embeddings"):
+        embeddings = load_embeddings(plan.embeddings, plan.mechanism_options.get("vocab_size"), log=say)
+    sweep = _Sweep(plan, corpora, embeddings, ReleaseCache(cache_folder), ledger, say)
+    with ledger.timed("fit attacks"):
+        sweep.fit_clean_attacks()
+    with ledger.timed("prepare utility tasks"):
+        sweep.prepare_utility()
 
     points_spec: list[float | None] = ([None] if plan.include_unmodified else []) + [float(v) for v in plan.grid]
-    cache = ReleaseCache(cache_folder)
-    releases_planned = sum(1 if value is None else plan.repeats for value in points_spec)
-    steps = {"done": 0, "total": releases_planned * (1 + len(attacks) + len(runners))}
+    ledger.total = sum(sweep.steps_per_point(value) for value in points_spec)
+    points = [sweep.measure_point(value) for value in points_spec]
 
-    def step(stage: str) -> None:
-        steps["done"] += 1
-        if progress is not None:
-            progress(stage, steps["done"], steps["total"])
-
-    points = []
-    for value in points_spec:
-        label = UNMODIFIED if value is None else f"{value:g}"
-        # The unmodified text has no randomness: one measurement says all there is.
-        seeds = [point_seed(plan.seed, value, repeat) for repeat in range(1 if value is None else plan.repeats)]
-        point: dict[str, Any] = {"label": label, "parameter": value, "seed": seeds[0], "seconds": {}}
-        if len(seeds) > 1:
-            point["seeds"] = seeds
-        measured: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = []
-        for seed in seeds:
-            clock = time.perf_counter()
-            released_risk, released_utility, release_stats = _release_point(
-                plan, options, embeddings, value, seed, corpora.risk_unknown,
-                utility_test if has_utility_corpus else None, cache,
-            )
-            timed("release", time.perf_counter() - clock, timings, point["seconds"])
-            step(f"{plan.parameter} {label}: released")
-
-            clock = time.perf_counter()
-            attack_results = {}
-            for name, attack in attacks.items():
-                task_clock = time.perf_counter()
-                attack_results[name] = evaluate_attack(
-                    attack, corpora.risk_known.texts, corpora.risk_known.labels, released_risk,
-                    corpora.risk_unknown.labels, top_k=plan.top_k, collapse_per_label=plan.collapse_per_label,
-                    fit=False,
-                ).to_dict()
-                timed(f"attack {name}", time.perf_counter() - task_clock, task_seconds)
-                step(f"{plan.parameter} {label}: {name}")
-            timed("attacks", time.perf_counter() - clock, timings, point["seconds"])
-
-            clock = time.perf_counter()
-            released_for_utility = released_utility if has_utility_corpus else released_risk
-            utility_results = {}
-            for name, runner in runners.items():
-                task_clock = time.perf_counter()
-                utility_results[name] = runner.measure(released_for_utility)
-                timed(f"measure {name}", time.perf_counter() - task_clock, task_seconds)
-                step(f"{plan.parameter} {label}: {name}")
-            timed("utility", time.perf_counter() - clock, timings, point["seconds"])
-            measured.append((attack_results, utility_results, release_stats))
-
-        point["release"] = combine_release_stats([m[2] for m in measured])
-        point["attacks"] = {name: combine_attack_results([m[0][name] for m in measured]) for name in attacks}
-        point["utility"] = {name: combine_utility_results([m[1][name] for m in measured]) for name in runners}
-        points.append(point)
-        spread = f" (mean of {len(seeds)} releases)" if len(seeds) > 1 else ""
-        say(f"{plan.parameter} {label}{spread}: " + ", ".join(
-            [f"{n} top-1 {r['top1']:.3f}" for n, r in point["attacks"].items()]
-            + [f"{n} {u['value']:.3f}" for n, u in point["utility"].items()]
-        ))
-
-    timings["total"] = round(time.perf_counter() - started, 3)
+    ledger.timings["total"] = round(time.perf_counter() - started, 3)
+    has_utility_corpus = sweep.has_utility_corpus
     return {
         "textveil_version": _version(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -301,12 +245,221 @@ def run_experiment(
             if corpus is not None
         },
         "embeddings": {"name": embeddings.name, "words": len(embeddings), "dim": embeddings.dim},
-        "topic_chance": (1 / len(utility_train.label_set)) if has_utility_corpus else None,
+        "topic_chance": (1 / len(sweep.utility_train.label_set)) if has_utility_corpus else None,
         "points": points,
-        "timings": timings,
-        "task_seconds": task_seconds,
-        "release_cache": {"hits": cache.hits, "misses": cache.misses, "folder": str(cache_folder) if cache_folder else None},
+        "timings": ledger.timings,
+        "task_seconds": ledger.task_seconds,
+        "release_cache": {"hits": sweep.cache.hits, "misses": sweep.cache.misses,
+                          "folder": str(cache_folder) if cache_folder else None},
     }
+
+
+@dataclass
+class _Ledger:
+    """Where a sweep's time goes, and how far it has come.
+
+    ``timings`` is per stage. ``task_seconds`` is the same time by attack and utility task,
+    summed over the grid: it says which task to drop or speed up when a sweep is too slow.
+    """
+
+    progress: Callable[[str, int, int], None] | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    task_seconds: dict[str, float] = field(default_factory=dict)
+    done: int = 0
+    total: int = 0
+
+    @contextmanager
+    def timed(self, stage: str, *books: dict[str, float]) -> Iterator[None]:
+        """Add the time of the ``with`` block to ``stage`` in each book (default: ``timings``)."""
+        clock = time.perf_counter()
+        yield
+        seconds = time.perf_counter() - clock
+        for book in books or (self.timings,):
+            book[stage] = round(book.get(stage, 0.0) + seconds, 3)
+
+    def step(self, stage: str) -> None:
+        self.done += 1
+        if self.progress is not None:
+            self.progress(stage, self.done, self.total)
+
+
+@dataclass
+class _Measurement:
+    """One release of one point, measured: attack results per training, utility, release stats."""
+
+    attacks: dict[str, dict[str, dict[str, Any]]]
+    utility: dict[str, dict[str, Any]]
+    release: dict[str, Any]
+    known_release: dict[str, Any] | None = None
+
+
+class _Sweep:
+    """The state a sweep shares between its points: corpora, embeddings, fitted attacks,
+    prepared utility tasks, the release cache and the ledger."""
+
+    def __init__(self, plan: ExperimentPlan, corpora: EvaluationCorpora, embeddings: Any, cache: ReleaseCache,
+                 ledger: _Ledger, say: Callable[[str], None]) -> None:
+        self.plan, self.corpora, self.embeddings, self.cache, self.ledger, self.say = (
+            plan, corpora, embeddings, cache, ledger, say)
+        self.options = {k: v for k, v in plan.mechanism_options.items() if k not in HARNESS_OPTIONS}
+        self.has_utility_corpus = corpora.utility_train is not None and corpora.utility_test is not None
+        self.utility_train = corpora.utility_train if self.has_utility_corpus else corpora.risk_known
+        self.utility_test = corpora.utility_test if self.has_utility_corpus else corpora.risk_unknown
+        self.clean_attacks: dict[str, Any] = {}
+        self.runners: dict[str, UtilityRunner] = {}
+
+    # -- set-up, once per sweep --------------------------------------------------------
+
+    def fit_attack(self, name: str, known_texts: list[str]) -> Any:
+        """A fresh attack fitted on ``known_texts`` (clean or released) and the known labels."""
+        attack = make_attack(name, shared={"embeddings": self.embeddings, "random_state": self.plan.seed})
+        attack.fit(list(known_texts), list(self.corpora.risk_known.labels))
+        return attack
+
+    def fit_clean_attacks(self) -> None:
+        # The unmodified point is measured with clean-trained attacks whatever the trainings:
+        # with no mechanism, a release-trained attack is the clean-trained one.
+        if "clean" not in self.plan.trainings and not self.plan.include_unmodified:
+            return
+        known = self.corpora.risk_known
+        for name in self.plan.attacks:
+            self.say(f"fitting attack {name} on {len(known)} known texts")
+            with self.ledger.timed(f"fit {name}", self.ledger.task_seconds):
+                self.clean_attacks[name] = self.fit_attack(name, known.texts)
+
+    def prepare_utility(self) -> None:
+        for name in self.plan.utility:
+            runner = UTILITY_RUNNERS[name](embeddings=self.embeddings, seed=self.plan.seed)
+            if runner.needs_topic_labels and not self.has_utility_corpus:
+                self.say(f"utility task {name} skipped: it needs a utility corpus with topic labels (--utility-corpus)")
+                continue
+            self.say(f"preparing utility task {name}")
+            with self.ledger.timed(f"prepare {name}", self.ledger.task_seconds):
+                runner.prepare(self.utility_train, self.utility_test)
+            self.runners[name] = runner
+
+    # -- per point ---------------------------------------------------------------------
+
+    def trainings_at(self, value: float | None) -> list[str]:
+        """The trainings measured at a point: the unmodified text is measured once, clean."""
+        return ["clean"] if value is None else list(self.plan.trainings)
+
+    def steps_per_point(self, value: float | None) -> int:
+        releases = 1 if value is None else self.plan.repeats
+        trainings = self.trainings_at(value)
+        per_release = 1 + len(self.plan.attacks) * len(trainings) + ("release" in trainings) + len(self.runners)
+        return releases * per_release
+
+    def measure_point(self, value: float | None) -> dict[str, Any]:
+        plan = self.plan
+        label = UNMODIFIED if value is None else f"{value:g}"
+        # The unmodified text has no randomness: one measurement says all there is.
+        seeds = [point_seed(plan.seed, value, repeat) for repeat in range(1 if value is None else plan.repeats)]
+        point: dict[str, Any] = {"label": label, "parameter": value, "seed": seeds[0], "seconds": {}}
+        if len(seeds) > 1:
+            point["seeds"] = seeds
+        measured = [self.measure_release(value, label, seed, point["seconds"]) for seed in seeds]
+        point["release"] = combine_release_stats([m.release for m in measured])
+        known_releases = [m.known_release for m in measured if m.known_release is not None]
+        if known_releases:  # what the release-trained attacks were fitted on
+            point["known_release"] = combine_release_stats(known_releases)
+        for training in plan.trainings:
+            # at the unmodified point every training reads the one clean measurement
+            source = training if training in measured[0].attacks else "clean"
+            point[TRAINING_KEYS[training]] = {
+                name: {**combine_attack_results([m.attacks[source][name] for m in measured]), "training": training}
+                for name in plan.attacks
+            }
+        if value is None and "release" in plan.trainings:
+            point["release_training_is_clean"] = True
+        point["risk"] = best_attack(point)
+        point["utility"] = {name: combine_utility_results([m.utility[name] for m in measured]) for name in self.runners}
+        self.say(_point_summary(plan.parameter, point, len(seeds)))
+        return point
+
+    def measure_release(self, value: float | None, label: str, seed: int | None,
+                        seconds: dict[str, float]) -> _Measurement:
+        """Release the point once (its unknown, utility and, for release training, known
+        texts), score every attack under every training and every utility task on it."""
+        stage = f"{self.plan.parameter} {label}"
+        ledger, books = self.ledger, (self.ledger.timings, seconds)
+        seeds = dict(zip(RELEASE_ROLES, _point_seeds(seed, len(RELEASE_ROLES))))
+        release_stats = _empty_stats(value)
+        with ledger.timed("release", *books):
+            released_risk = self.release(self.corpora.risk_unknown, value, seeds["risk"], release_stats)
+            released_utility = (self.release(self.utility_test, value, seeds["utility"], release_stats)
+                                if self.has_utility_corpus else released_risk)
+        ledger.step(f"{stage}: released")
+        measurement = _Measurement({}, {}, with_changed_fraction(release_stats))
+
+        if "clean" in self.trainings_at(value):
+            with ledger.timed("attacks", *books):
+                measurement.attacks["clean"] = {
+                    name: self.score(name, attack, released_risk, "clean", stage)
+                    for name, attack in self.clean_attacks.items()
+                }
+        if "release" in self.trainings_at(value):
+            known_stats = _empty_stats(value)
+            with ledger.timed("release known texts", *books):
+                released_known = self.release(self.corpora.risk_known, value, seeds["known"], known_stats)
+            ledger.step(f"{stage}: released known texts")
+            measurement.known_release = with_changed_fraction(known_stats)
+            with ledger.timed("attacks (release-trained)", *books):
+                measurement.attacks["release"] = {
+                    name: self.score(name, self.fit_release_trained(name, released_known), released_risk,
+                                     "release", stage)
+                    for name in self.plan.attacks
+                }
+
+        with ledger.timed("utility", *books):
+            for name, runner in self.runners.items():
+                with ledger.timed(f"measure {name}", ledger.task_seconds):
+                    measurement.utility[name] = runner.measure(released_utility)
+                ledger.step(f"{stage}: {name}")
+        return measurement
+
+    def release(self, corpus: LabelledCorpus, value: float | None, seed: int | None,
+                stats: dict[str, Any]) -> list[str]:
+        """A corpus released at one grid point (the unmodified point is the text itself)."""
+        if value is None:
+            return list(corpus.texts)
+        parameters = {self.plan.parameter: value, **self.options}
+        return release_corpus(self.plan.mechanism, parameters, self.embeddings, corpus, seed, self.cache, stats=stats)
+
+    def fit_release_trained(self, name: str, released_known: list[str]) -> Any:
+        with self.ledger.timed(f"fit {line_label(name, 'release')}", self.ledger.task_seconds):
+            return self.fit_attack(name, released_known)
+
+    def score(self, name: str, attack: Any, released_unknown: list[str], training: str, stage: str) -> dict[str, Any]:
+        """Top-k identification by a fitted attack of the released unknown texts' authors."""
+        task = line_label(name, training) if training != "clean" else name
+        unknown, plan = self.corpora.risk_unknown, self.plan
+        with self.ledger.timed(f"attack {task}", self.ledger.task_seconds):
+            # fit=False: the attack is already fitted, so the known texts passed are not read
+            result = evaluate_attack(
+                attack, [], [], released_unknown, unknown.labels,
+                top_k=plan.top_k, collapse_per_label=plan.collapse_per_label, fit=False,
+            ).to_dict()
+        self.ledger.step(f"{stage}: {line_label(name, training)}")
+        return result
+
+
+def _empty_stats(value: float | None) -> dict[str, Any]:
+    """Release statistics before any release: the unmodified text protects no word."""
+    return {"words_protected": 0} if value is None else {"words_protected": 0, "words_changed": 0}
+
+
+def _point_summary(parameter: str, point: dict[str, Any], releases: int) -> str:
+    """One log line per point: each attack's top-1 per training, the risk, and utility."""
+    spread = f" (mean of {releases} releases)" if releases > 1 else ""
+    lines = attack_lines(point)
+    show_training = len({training for _, training, _ in lines}) > 1
+    risk = point["risk"]
+    return f"{parameter} {point['label']}{spread}: " + ", ".join(
+        [f"{line_label(n, t) if show_training else n} top-1 {r['top1']:.3f}" for n, t, r in lines]
+        + [f"risk {risk['top1']:.3f} by {line_label(risk['attack'], risk['training'])}"]
+        + [f"{n} {u['value']:.3f}" for n, u in point["utility"].items()]
+    )
 
 
 def _version() -> str:
@@ -317,50 +470,3 @@ def _version() -> str:
 
 def _describe(corpus: LabelledCorpus) -> dict[str, Any]:
     return {"name": corpus.name, "documents": len(corpus), "labels": len(corpus.label_set), "hash": corpus.content_hash()}
-
-
-def _release_point(
-    plan: ExperimentPlan,
-    options: dict[str, Any],
-    embeddings: Any,
-    value: float | None,
-    seed: int | None,
-    risk_unknown: LabelledCorpus,
-    utility_test: LabelledCorpus | None,
-    cache: ReleaseCache,
-) -> tuple[list[str], list[str] | None, dict[str, Any]]:
-    """Release the risk and utility test texts at one grid point (the unmodified point is the text itself)."""
-    if value is None:
-        return list(risk_unknown.texts), (list(utility_test.texts) if utility_test else None), {"words_protected": 0}
-    stats = {"words_protected": 0, "words_changed": 0}
-    # One mechanism (and seed) per corpus, so a cached risk release never shifts the random
-    # stream of the utility release.
-    risk_seed, utility_seed = _point_seeds(seed, 2)
-
-    def parameters(corpus_seed: int | None) -> dict[str, Any]:
-        return {plan.parameter: value, "seed": corpus_seed, "embeddings": embeddings.name, **options}
-
-    def release(corpus: LabelledCorpus, corpus_seed: int | None) -> Callable[[], list[str]]:
-        def run() -> list[str]:
-            mechanism = make_mechanism(
-                plan.mechanism, **{plan.parameter: value}, embeddings=embeddings, seed=corpus_seed, **options
-            )
-            releases = mechanism.sanitize_many(corpus.texts)
-            stats["words_protected"] += sum(r.guarantee.words_protected for r in releases)
-            stats["words_changed"] += sum(len(r.changes) for r in releases)
-            return [r.text for r in releases]
-
-        return run
-
-    def key(corpus: LabelledCorpus, corpus_seed: int | None) -> str | None:
-        return None if corpus_seed is None else release_key(plan.mechanism, parameters(corpus_seed), corpus)
-
-    risk = cache.get_or_release(key(risk_unknown, risk_seed), release(risk_unknown, risk_seed), len(risk_unknown))
-    utility = None
-    if utility_test is not None:
-        utility = cache.get_or_release(
-            key(utility_test, utility_seed), release(utility_test, utility_seed), len(utility_test)
-        )
-    if stats["words_protected"]:
-        stats["words_changed_fraction"] = round(stats["words_changed"] / stats["words_protected"], 4)
-    return risk, utility, stats

@@ -11,6 +11,18 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
+from textveil.evaluation.trainings import (  # noqa: E402
+    TRAINING_KEYS,
+    attack_lines,
+    best_attack,
+    line_label,
+    trainings_in,
+)
+
+# A training's line and marker style in the risk-utility maps: one colour per attack, clean
+# solid and filled, release-trained dashed and hollow, so an attack's two trainings read as a pair.
+LINE_STYLES = {"clean": {"linestyle": "-", "fillstyle": "full"}, "release": {"linestyle": "--", "fillstyle": "none"}}
+
 
 def _png(figure: Any) -> bytes:
     buffer = io.BytesIO()
@@ -32,58 +44,72 @@ def in_parameter_order(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(points, key=lambda p: (p["parameter"] is None, p["parameter"] or 0.0))
 
 
+def _panel_grid(panels: int, columns: int, size: tuple[float, float] = (4.6, 3.6)) -> tuple[Any, Any, int]:
+    """A figure of ``panels`` panels in rows of ``columns``, spare panels switched off."""
+    columns = max(1, min(columns, panels))
+    rows = max(1, -(-panels // columns))
+    figure, axes = plt.subplots(rows, columns, figsize=(size[0] * columns, size[1] * rows), squeeze=False)
+    for panel in range(panels, rows * columns):
+        axes[panel // columns][panel % columns].axis("off")
+    return figure, axes, columns
+
+
 def topk_curves(results: dict[str, Any]) -> bytes:
-    """One panel per attack: accuracy at top-1..k, one line per grid point, chance dashed."""
+    """One panel per attack and training (an attack's trainings side by side): accuracy at
+    top-1..k, one line per grid point, chance dashed."""
     points = in_parameter_order(results["points"])
-    attacks = list(points[0]["attacks"]) if points else []
-    columns = max(1, min(3, len(attacks)))
-    rows = max(1, -(-len(attacks) // columns))
-    figure, axes = plt.subplots(rows, columns, figsize=(4.6 * columns, 3.6 * rows), squeeze=False)
+    lines = [(attack, training) for attack, training, _ in attack_lines(points[0])] if points else []
+    trainings = len(trainings_in(results))
+    figure, axes, columns = _panel_grid(len(lines), trainings if trainings > 1 else 3)
     colours = plt.cm.viridis([i / max(1, len(points) - 1) for i in range(len(points))])
-    for panel, name in enumerate(attacks):
+    for panel, (name, training) in enumerate(lines):
         axis = axes[panel // columns][panel % columns]
         for colour, point in zip(colours, points):
-            result = point["attacks"][name]
+            result = point[TRAINING_KEYS[training]][name]
             ks = range(1, len(result["topk"]) + 1)
             axis.plot(ks, result["topk"], marker="o", markersize=3, color=colour, label=point["label"])
-        chance = points[0]["attacks"][name]["chance"]
+        chance = points[0][TRAINING_KEYS[training]][name]["chance"]
         axis.plot(range(1, len(chance) + 1), chance, linestyle="--", color="grey", label="chance")
-        axis.set(title=name, xlabel="k", ylabel="top-k identification accuracy", ylim=(0, 1.02))
+        axis.set(title=line_label(name, training), xlabel="k", ylabel="top-k identification accuracy", ylim=(0, 1.02))
         axis.grid(alpha=0.3)
-    for panel in range(len(attacks), rows * columns):
-        axes[panel // columns][panel % columns].axis("off")
-    if attacks:
+    if lines:
         axes[0][0].legend(title=results["plan"]["parameter"], fontsize=7)
     return _png(figure)
 
 
 def risk_utility_maps(results: dict[str, Any]) -> bytes:
-    """One panel per utility task: x = utility of the release, y = top-1 of each attack,
-    each point labelled with its parameter value (lower-right is the place to be)."""
+    """One panel per utility task: x = utility of the release, y = top-1 of each attack under
+    each training (one colour per attack, release-trained dashed and hollow) and the risk (the best of
+    them, black dotted), each point labelled with its parameter value (lower-right is the
+    place to be)."""
     points = in_parameter_order(results["points"])
     tasks = list(points[0]["utility"]) if points else []
-    attacks = list(points[0]["attacks"]) if points else []
-    columns = max(1, min(3, len(tasks)))
-    rows = max(1, -(-len(tasks) // columns))
-    figure, axes = plt.subplots(rows, columns, figsize=(4.8 * columns, 3.8 * rows), squeeze=False)
+    lines = [(attack, training) for attack, training, _ in attack_lines(points[0])] if points else []
+    attacks = list(dict.fromkeys(attack for attack, _ in lines))
+    figure, axes, columns = _panel_grid(len(tasks), 3, size=(4.8, 3.8))
     markers = "osD^v<>p*h"
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for panel, task in enumerate(tasks):
         axis = axes[panel // columns][panel % columns]
-        for index, attack in enumerate(attacks):
+        for attack, training in lines:
+            index = attacks.index(attack)
+            key = TRAINING_KEYS[training]
             xs = [p["utility"][task]["value"] for p in points]
-            ys = [p["attacks"][attack]["top1"] for p in points]
-            line, = axis.plot(xs, ys, marker=markers[index % len(markers)], label=attack, alpha=0.85)
+            ys = [p[key][attack]["top1"] for p in points]
+            line, = axis.plot(xs, ys, marker=markers[index % len(markers)], color=colours[index % len(colours)],
+                              label=line_label(attack, training), alpha=0.85, **LINE_STYLES[training])
             # repeated releases: one standard deviation each way, in both measures
             xerr = [p["utility"][task].get("sd", 0.0) for p in points]
-            yerr = [p["attacks"][attack].get("top1_sd", 0.0) for p in points]
+            yerr = [p[key][attack].get("top1_sd", 0.0) for p in points]
             if any(xerr) or any(yerr):
                 axis.errorbar(xs, ys, xerr=xerr, yerr=yerr, fmt="none", ecolor=line.get_color(), alpha=0.6, capsize=2)
             for x, y, point in zip(xs, ys, points):
                 axis.annotate(point["label"], (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        if len(lines) > 1:
+            axis.plot([p["utility"][task]["value"] for p in points], [best_attack(p)["top1"] for p in points],
+                      color="black", linestyle=":", linewidth=2, label="risk: best of all", alpha=0.7)
         axis.set(xlabel=points[0]["utility"][task]["metric"] or task, ylabel="risk: top-1 identification", title=task)
         axis.grid(alpha=0.3)
-    for panel in range(len(tasks), rows * columns):
-        axes[panel // columns][panel % columns].axis("off")
-    if tasks and attacks:
+    if tasks and lines:
         axes[0][0].legend(fontsize=7)
     return _png(figure)

@@ -11,7 +11,8 @@ from typing import Any
 
 from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
 from textveil.evaluation.plots import risk_utility_maps, topk_curves
-from textveil.evaluation.tradeoff import halving_points
+from textveil.evaluation.tradeoff import BEST_ATTACK, halving_points
+from textveil.evaluation.trainings import TRAINING_KEYS, attack_lines, best_attack, line_label, trainings_in
 
 FIGURES = {"topk_curves.png": topk_curves, "risk_utility.png": risk_utility_maps}
 
@@ -25,40 +26,51 @@ def _utility_cell(result: dict[str, Any]) -> str:
     return _fmt(result["value"]) + (f" ± {result['sd']:.3f}" if "sd" in result else "")
 
 
+def _correct_cell(result: dict[str, Any]) -> str:
+    """Correct top-1 predictions and their share; with repeated releases, ± its standard deviation."""
+    spread = f" ± {result['top1_sd']:.1%}" if "top1_sd" in result else ""
+    return f"{round(result['top1'] * result['n_unknown'])} ({result['top1']:.1%}{spread})"
+
+
+def _risk_cell(point: dict[str, Any]) -> str:
+    """The risk at a point: the best top-1 over every attack and training, and who reached it."""
+    best = best_attack(point)
+    return f"{best['top1']:.1%}: {line_label(best['attack'], best['training'])}"
+
+
 def table1_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """Paper 001's Table 1: per grid point, correct author predictions of each attack and
-    topic accuracy of each topic task, with the chance levels in the header."""
+    """Paper 001's Table 1: per grid point, correct author predictions of each attack under
+    each training, the risk (the best of them, naming its attack and training) and topic
+    accuracy of each topic task, with the chance levels in the header."""
     points = results["points"]
-    attacks = list(points[0]["attacks"]) if points else []
+    lines = [(attack, training) for attack, training, _ in attack_lines(points[0])] if points else []
     tasks = [t for t in (points[0]["utility"] if points else {}) if t.startswith("topic")]
     header = [results["plan"]["parameter"]]
-    for name in attacks:
-        first = points[0]["attacks"][name]
+    for attack, training in lines:
+        first = points[0][TRAINING_KEYS[training]][attack]
         chance = first["chance"][0] * first["n_unknown"]
-        header.append(f"{name}: correct / {first['n_unknown']} (chance {chance:.1f})")
+        header.append(f"{line_label(attack, training)}: correct / {first['n_unknown']} (chance {chance:.1f})")
+    header.append("risk: best top-1 (attack, training)")
     topic_chance = results.get("topic_chance")
     for task in tasks:
         header.append(f"{task}: accuracy" + (f" (chance {topic_chance:.2f})" if topic_chance else ""))
     rows = []
     for point in points:
         row = [point["label"]]
-        for name in attacks:
-            result = point["attacks"][name]
-            spread = f" ± {result['top1_sd']:.1%}" if "top1_sd" in result else ""
-            row.append(f"{round(result['top1'] * result['n_unknown'])} ({result['top1']:.1%}{spread})")
-        for task in tasks:
-            row.append(_utility_cell(point["utility"][task]))
+        row += [_correct_cell(point[TRAINING_KEYS[training]][attack]) for attack, training in lines]
+        row.append(_risk_cell(point))
+        row += [_utility_cell(point["utility"][task]) for task in tasks]
         rows.append(row)
     return header, rows
 
 
 def topk_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    header = [results["plan"]["parameter"], "attack", "top-1", "top-5", "top-10", "chance top-1"]
+    header = [results["plan"]["parameter"], "attack", "trained on", "top-1", "top-5", "top-10", "chance top-1"]
     rows = []
     for point in results["points"]:
-        for name, result in point["attacks"].items():
+        for name, training, result in attack_lines(point):
             topk = result["topk"]
-            rows.append([point["label"], name, _fmt(topk[0]), _fmt(topk[min(4, len(topk) - 1)]),
+            rows.append([point["label"], name, training, _fmt(topk[0]), _fmt(topk[min(4, len(topk) - 1)]),
                          _fmt(topk[min(9, len(topk) - 1)]), _fmt(result["chance"][0])])
     return header, rows
 
@@ -77,11 +89,11 @@ def utility_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 def halving_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Where top-1 identification has halved, and the utility left there (see :mod:`tradeoff`)."""
     parameter = results["plan"]["parameter"]
-    header = ["attack", "utility task", "clean top-1", f"largest {parameter} with top-1 <= half",
+    header = ["attack", "trained on", "utility task", "clean top-1", f"largest {parameter} with top-1 <= half",
               "utility there (change)", f"interpolated {parameter}", "utility there (change)"]
     rows = []
     for found in halving_points(results):
-        row = [found["attack"], found["task"], _fmt(found["clean_top1"])]
+        row = [found["attack"], _training_cell(found), found["task"], _fmt(found["clean_top1"])]
         if not found["halves"]:
             rows.append(row + ["not reached on this grid", "", "", ""])
             continue
@@ -95,6 +107,29 @@ def halving_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
             row += ["", ""]
         rows.append(row)
     return header, rows
+
+
+def _training_cell(found: dict[str, Any]) -> str:
+    """The training of a halving row; for the best attack, which attack and training won."""
+    if found["attack"] != BEST_ATTACK:
+        return found["training"] or "clean"
+    winners = [("clean text", found.get("clean_best")), ("where halved", found.get("measured_best"))]
+    return "; ".join(f"{where}: {line_label(w['attack'], w['training'])}" for where, w in winners if w)
+
+
+def _trainings_line(results: dict[str, Any]) -> str:
+    """What the attacks were fitted on, and what the risk is therefore the best of."""
+    trainings = trainings_in(results)
+    if trainings == ["clean"]:
+        return ("attacks trained on the clean known texts only: no release-trained attack, "
+                "so the risk may be underestimated")
+    if trainings == ["release"]:
+        return ("attacks trained on the known texts released by the same mechanism (independent seed), "
+                "and on the clean text for the unmodified point")
+    return ("attacks trained on the clean known texts and, at each grid point, on the known texts released by the "
+            "same mechanism and parameters with an independent seed (the attacker knows the mechanism); "
+            "the risk is the best top-1 over every attack and both trainings (on the unmodified text, with no "
+            "mechanism, the two trainings are one clean-trained measurement)")
 
 
 def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
@@ -122,7 +157,9 @@ def _summary_lines(results: dict[str, Any]) -> list[str]:
         f"mechanism `{plan['mechanism']}`, {plan['parameter']} grid {', '.join(f'{v:g}' for v in plan['grid'])}"
         + (" plus the unmodified text" if plan["include_unmodified"] else "")
         + f", seed {plan['seed']}"
-        + (f", {plan['repeats']} releases per value (mean ± standard deviation)" if plan.get("repeats", 1) > 1 else ""),
+        + (f", {plan['repeats']} releases per value (mean ± standard deviation)" if plan.get("repeats", 1) > 1 else "")
+        + "".join(f", {name}={value}" for name, value in (plan.get("mechanism_options") or {}).items()),
+        _trainings_line(results),
         _embeddings_line(results["embeddings"]),
     ]
     for role, info in corpora.items():

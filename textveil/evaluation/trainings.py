@@ -1,0 +1,95 @@
+"""Attacks under two trainings, and how ``results.json`` holds them.
+
+The attacker knows the mechanism (Kerckhoffs): mechanisms are public, so an attacker can run
+one on texts of their own. Every attack is therefore measured twice at each grid point:
+
+- ``"clean"``: fitted on the clean known texts (fitted once for the whole sweep);
+- ``"release"``: fitted on the known texts released by the same mechanism and parameters,
+  with a seed independent of the released unknown texts (paper 001's same-representation
+  attacks are of this kind).
+
+The risk at a point is the best top-1 over every attack and both trainings. A point of
+``results.json`` holds each training's results under its own key (:data:`TRAINING_KEYS`:
+``"attacks"`` for clean, as before this module, so older results read the same), each
+result naming its ``"training"``, and ``"risk"``: the best of all, naming its attack and
+training.
+
+>>> point = {"attacks": {"svm": {"top1": 0.5}, "knn": {"top1": 0.2}},
+...          "attacks_release": {"svm": {"top1": 0.4}, "knn": {"top1": 0.6}}}
+>>> [(attack, training) for attack, training, _ in attack_lines(point)]
+[('svm', 'clean'), ('svm', 'release'), ('knn', 'clean'), ('knn', 'release')]
+>>> best_attack(point)
+{'attack': 'knn', 'training': 'release', 'top1': 0.6}
+>>> line_label("knn", "release")
+'knn (release-trained)'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from textveil.errors import InvalidParameterError
+
+TRAININGS = ("clean", "release")
+TRAINING_KEYS = {"clean": "attacks", "release": "attacks_release"}
+
+
+def check_trainings(trainings: Sequence[str], option: str = "trainings") -> list[str]:
+    """The trainings, checked: known names, at least one, none twice.
+
+    >>> check_trainings(["release", "clean"])
+    ['release', 'clean']
+    >>> check_trainings(["dirty"])
+    Traceback (most recent call last):
+    ...
+    textveil.errors.InvalidParameterError: unknown training 'dirty' in trainings; valid trainings: clean, release
+    """
+    if not trainings:
+        raise InvalidParameterError(f"{option} is empty; give clean, release or both (clean,release)")
+    for training in trainings:
+        if training not in TRAININGS:
+            raise InvalidParameterError(
+                f"unknown training '{training}' in {option}; valid trainings: {', '.join(TRAININGS)}"
+            )
+    if len(set(trainings)) < len(trainings):
+        raise InvalidParameterError(f"{option} names a training twice: {','.join(trainings)}")
+    return list(trainings)
+
+
+def parse_trainings(text: str, option: str = "--trainings") -> list[str]:
+    """A comma-separated list of trainings, checked.
+
+    >>> parse_trainings(" clean, release ")
+    ['clean', 'release']
+    """
+    return check_trainings([item.strip() for item in text.split(",") if item.strip()], option)
+
+
+def line_label(attack: str, training: str) -> str:
+    """How tables and figures name one attack under one training."""
+    return f"{attack} ({training}-trained)"
+
+
+def attack_lines(point: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """``(attack, training, result)`` for every attack and training a point holds, each
+    attack's trainings side by side (in :data:`TRAININGS` order)."""
+    held = [(training, point[key]) for training, key in TRAINING_KEYS.items() if key in point]
+    attacks = list(dict.fromkeys(name for _, results in held for name in results))
+    return [(name, training, results[name]) for name in attacks for training, results in held if name in results]
+
+
+def best_attack(point: dict[str, Any]) -> dict[str, Any]:
+    """The strongest attack at a point over every training (an attacker uses whichever works
+    best): its name, training and top-1. Ties go to the first in :func:`attack_lines` order."""
+    lines = attack_lines(point)
+    if not lines:
+        raise InvalidParameterError(f"point {point.get('label', '?')} holds no attack results")
+    attack, training, result = max(lines, key=lambda line: line[2]["top1"])
+    return {"attack": attack, "training": training, "top1": float(result["top1"])}
+
+
+def trainings_in(results: dict[str, Any]) -> list[str]:
+    """The trainings a sweep's results hold (results from before release training: clean)."""
+    points = results.get("points") or []
+    return [t for t in TRAININGS if any(TRAINING_KEYS[t] in p for p in points)]
