@@ -301,3 +301,17 @@ def test_cut_glove_words_keep_their_exact_vectors() -> None:
 def test_bad_tables_are_refused(words, vectors, message: str) -> None:
     with pytest.raises(EmbeddingsError, match=message):
         WordEmbeddings(words, vectors, name="broken")
+
+
+def test_cuda_exact_index_agrees_with_the_cpu_one() -> None:
+    """Where a CUDA GPU is present (the lent device machine), GPU decoding gives the CPU's words."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device: the GPU decoder is checked on machines that have one")
+    from textveil.embeddings.neighbours import CudaExactNeighbourIndex, ExactNeighbourIndex
+
+    rng = np.random.default_rng(5)
+    vocabulary = rng.standard_normal((30_000, 384)).astype(np.float32)
+    queries = vocabulary[rng.integers(0, 30_000, 20_000)] + rng.standard_normal((20_000, 384)).astype(np.float32) * 3
+    cpu, gpu = ExactNeighbourIndex(vocabulary).nearest(queries), CudaExactNeighbourIndex(vocabulary).nearest(queries)
+    assert (cpu == gpu).mean() > 0.9999

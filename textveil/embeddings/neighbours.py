@@ -299,9 +299,44 @@ def _single_threaded_blas() -> Iterator[None]:
         yield
 
 
+class CudaExactNeighbourIndex:
+    """Exact nearest neighbour on a CUDA GPU with torch: the same arg-max of
+    ``q.v - |v|^2 / 2`` as :class:`ExactNeighbourIndex`, in float32 (TF32 switched off, so
+    products keep float32 precision), over blocks of queries; equal scores resolve to the
+    lowest row, as on the CPU. Chosen by ``TEXTVEIL_DECODE_DEVICE=cuda`` (the CPU remains the
+    default: importing torch to look for a GPU would slow every short release). The two
+    indexes sum products in different orders, so a query whose two best words lie within
+    float32 rounding of each other may decode differently; on anything else they agree.
+    """
+
+    def __init__(self, vectors: np.ndarray, *, query_block: int = 4096) -> None:
+        import torch
+
+        if not torch.cuda.is_available():
+            raise InvalidParameterError("TEXTVEIL_DECODE_DEVICE=cuda, but torch sees no CUDA device; unset it")
+        torch.backends.cuda.matmul.allow_tf32 = False
+        matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.dim = int(matrix.shape[1])
+        self._torch = torch
+        self._vectors = torch.from_numpy(matrix.copy()).cuda()  # a copy: the vocabulary may be a read-only memory map
+        self._half_norms = torch.from_numpy(_half_squared_norms(matrix)).cuda()
+        self._block = max(1, query_block)
+
+    def nearest(self, queries: np.ndarray) -> np.ndarray:
+        queries = _check_queries(queries, self.dim)
+        rows = []
+        for start in range(0, len(queries), self._block):
+            block = self._torch.from_numpy(queries[start : start + self._block]).cuda()
+            scores = block @ self._vectors.T - self._half_norms
+            rows.append(self._torch.argmax(scores, dim=1).cpu().numpy())
+        return np.concatenate(rows).astype(np.int64) if rows else np.empty(0, dtype=np.int64)
+
+
 def make_neighbour_index(vectors: np.ndarray, decode: str = "exact") -> NeighbourIndex:
     """The index for a decoding mode: ``"exact"`` or ``"approx"``."""
     if decode == "exact":
+        if os.environ.get("TEXTVEIL_DECODE_DEVICE", "cpu") == "cuda":
+            return CudaExactNeighbourIndex(vectors)
         return ExactNeighbourIndex(vectors)
     if decode == "approx":
         return ApproximateNeighbourIndex(vectors)

@@ -16,6 +16,8 @@ from textveil.evaluation.trainings import (  # noqa: E402
     attack_lines,
     best_attack,
     line_label,
+    lines_of,
+    result_of,
     trainings_in,
 )
 
@@ -58,17 +60,18 @@ def topk_curves(results: dict[str, Any]) -> bytes:
     """One panel per attack and training (an attack's trainings side by side): accuracy at
     top-1..k, one line per grid point, chance dashed."""
     points = in_parameter_order(results["points"])
-    lines = [(attack, training) for attack, training, _ in attack_lines(points[0])] if points else []
+    lines = lines_of(points)
     trainings = len(trainings_in(results))
     figure, axes, columns = _panel_grid(len(lines), trainings if trainings > 1 else 3)
     colours = plt.cm.viridis([i / max(1, len(points) - 1) for i in range(len(points))])
     for panel, (name, training) in enumerate(lines):
         axis = axes[panel // columns][panel % columns]
-        for colour, point in zip(colours, points):
-            result = point[TRAINING_KEYS[training]][name]
+        measured = [(colour, point, result_of(point, name, training)) for colour, point in zip(colours, points)]
+        measured = [(colour, point, result) for colour, point, result in measured if result is not None]
+        for colour, point, result in measured:
             ks = range(1, len(result["topk"]) + 1)
             axis.plot(ks, result["topk"], marker="o", markersize=3, color=colour, label=point["label"])
-        chance = points[0][TRAINING_KEYS[training]][name]["chance"]
+        chance = measured[0][2]["chance"]
         axis.plot(range(1, len(chance) + 1), chance, linestyle="--", color="grey", label="chance")
         axis.set(title=line_label(name, training), xlabel="k", ylabel="top-k identification accuracy", ylim=(0, 1.02))
         axis.grid(alpha=0.3)
@@ -84,7 +87,7 @@ def risk_utility_maps(results: dict[str, Any]) -> bytes:
     place to be)."""
     points = in_parameter_order(results["points"])
     tasks = list(points[0]["utility"]) if points else []
-    lines = [(attack, training) for attack, training, _ in attack_lines(points[0])] if points else []
+    lines = lines_of(points)
     attacks = list(dict.fromkeys(attack for attack, _ in lines))
     figure, axes, columns = _panel_grid(len(tasks), 3, size=(4.8, 3.8))
     markers = "osD^v<>p*h"
@@ -94,16 +97,17 @@ def risk_utility_maps(results: dict[str, Any]) -> bytes:
         for attack, training in lines:
             index = attacks.index(attack)
             key = TRAINING_KEYS[training]
-            xs = [p["utility"][task]["value"] for p in points]
-            ys = [p[key][attack]["top1"] for p in points]
+            held = [p for p in points if result_of(p, attack, training) is not None]
+            xs = [p["utility"][task]["value"] for p in held]
+            ys = [p[key][attack]["top1"] for p in held]
             line, = axis.plot(xs, ys, marker=markers[index % len(markers)], color=colours[index % len(colours)],
                               label=line_label(attack, training), alpha=0.85, **LINE_STYLES[training])
             # repeated releases: one standard deviation each way, in both measures
-            xerr = [p["utility"][task].get("sd", 0.0) for p in points]
-            yerr = [p[key][attack].get("top1_sd", 0.0) for p in points]
+            xerr = [p["utility"][task].get("sd", 0.0) for p in held]
+            yerr = [p[key][attack].get("top1_sd", 0.0) for p in held]
             if any(xerr) or any(yerr):
                 axis.errorbar(xs, ys, xerr=xerr, yerr=yerr, fmt="none", ecolor=line.get_color(), alpha=0.6, capsize=2)
-            for x, y, point in zip(xs, ys, points):
+            for x, y, point in zip(xs, ys, held):
                 axis.annotate(point["label"], (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
         if len(lines) > 1:
             axis.plot([p["utility"][task]["value"] for p in points], [best_attack(p)["top1"] for p in points],

@@ -12,7 +12,9 @@ from typing import Any
 from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
 from textveil.evaluation.plots import risk_utility_maps, topk_curves
 from textveil.evaluation.tradeoff import BEST_ATTACK, halving_points
-from textveil.evaluation.trainings import TRAINING_KEYS, attack_lines, best_attack, line_label, trainings_in
+from textveil.evaluation.trainings import (
+    TRAINING_KEYS, attack_lines, best_attack, line_label, lines_of, result_of, trainings_in,
+)
 
 FIGURES = {"topk_curves.png": topk_curves, "risk_utility.png": risk_utility_maps}
 
@@ -43,11 +45,11 @@ def table1_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     each training, the risk (the best of them, naming its attack and training) and topic
     accuracy of each topic task, with the chance levels in the header."""
     points = results["points"]
-    lines = [(attack, training) for attack, training, _ in attack_lines(points[0])] if points else []
+    lines = lines_of(points)
     tasks = [t for t in (points[0]["utility"] if points else {}) if t.startswith("topic")]
     header = [results["plan"]["parameter"]]
     for attack, training in lines:
-        first = points[0][TRAINING_KEYS[training]][attack]
+        first = next(r for r in (result_of(p, attack, training) for p in points) if r is not None)
         chance = first["chance"][0] * first["n_unknown"]
         header.append(f"{line_label(attack, training)}: correct / {first['n_unknown']} (chance {chance:.1f})")
     header.append("risk: best top-1 (attack, training)")
@@ -57,7 +59,8 @@ def table1_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     rows = []
     for point in points:
         row = [point["label"]]
-        row += [_correct_cell(point[TRAINING_KEYS[training]][attack]) for attack, training in lines]
+        row += [_correct_cell(result) if (result := result_of(point, attack, training)) else "–"
+                for attack, training in lines]
         row.append(_risk_cell(point))
         row += [_utility_cell(point["utility"][task]) for task in tasks]
         rows.append(row)

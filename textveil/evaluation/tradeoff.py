@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from textveil.evaluation.trainings import TRAINING_KEYS, attack_lines, best_attack
+from textveil.evaluation.trainings import TRAINING_KEYS, attack_lines, best_attack, result_of
 
 BEST_ATTACK = "best attack"
 
@@ -52,6 +52,8 @@ def halving_point(
     best attack, ``clean_best`` and ``measured_best`` name the attack and training that won
     on the unmodified text and where identification has halved.
     """
+    if attack != BEST_ATTACK:  # a merged report may measure an attack at some points only
+        points = [p for p in points if result_of(p, attack, training) is not None]
     clean = next((p for p in points if p.get("parameter") is None), None)
     graded = sorted((p for p in points if p.get("parameter") is not None), key=lambda p: -p["parameter"])
     if clean is None or not graded or task not in clean["utility"]:

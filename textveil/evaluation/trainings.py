@@ -93,3 +93,18 @@ def trainings_in(results: dict[str, Any]) -> list[str]:
     """The trainings a sweep's results hold (results from before release training: clean)."""
     points = results.get("points") or []
     return [t for t in TRAININGS if any(TRAINING_KEYS[t] in p for p in points)]
+
+
+def result_of(point: dict[str, Any], attack: str, training: str) -> dict[str, Any] | None:
+    """One attack's result under one training at a point, or None where it was not measured
+    there (a report merged from pieces may measure some attacks at some points only).
+
+    >>> result_of({"attacks": {"svm": {"top1": 0.5}}}, "svm", "clean"), result_of({}, "svm", "release")
+    ({'top1': 0.5}, None)
+    """
+    return point.get(TRAINING_KEYS[training], {}).get(attack)
+
+
+def lines_of(points: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    """``(attack, training)`` of every line measured at any of ``points``, in first-seen order."""
+    return list(dict.fromkeys((attack, training) for point in points for attack, training, _ in attack_lines(point)))
