@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from textveil.errors import InputError, InvalidParameterError, TextveilError
+from textveil.attacks.registry import DEFAULT_ATTACKS
 
 app = typer.Typer(
     name="textveil",
@@ -369,7 +370,7 @@ def evaluate(
     grid: str = typer.Option("10,15,20,25,30", help="Comma-separated parameter values (epsilon)."),
     risk_unknown: Optional[Path] = typer.Option(None, help="Unknown risk texts, when --risk-corpus holds only the known ones."),
     utility_corpus: Optional[Path] = typer.Option(None, help="Labelled corpus for utility (topics); split 80/20."),
-    attacks: str = typer.Option(",".join(("impostors", "embedding-1nn", "char3-svm")), help="Comma-separated attacks."),
+    attacks: str = typer.Option(",".join(DEFAULT_ATTACKS), help="Comma-separated attacks (see 'textveil attack --list')."),
     utility: Optional[str] = typer.Option(None, help="Comma-separated utility tasks (default: all that apply)."),
     seed: Optional[int] = typer.Option(None, help="Seed: reproducible releases, cached between runs."),
     repeats: int = typer.Option(1, help="Releases per parameter value; results are their mean ± standard deviation."),

@@ -17,17 +17,31 @@ ATTACKS: dict[str, tuple[str, dict[str, Any], str]] = {
                       "1-NN author by Euclidean distance between mean word vectors (paper 001 SRauth)"),
     "fasttext-char": ("textveil.attacks.neural:FastTextAuthorship", {},
                       "fastText supervised on character n-grams (stands for paper 002's neural classifier)"),
+    "length": ("textveil.attacks.length:LengthAttack", {},
+               "the floor: per-author Gaussians over log tokens per text, plus texts per author for groups"),
+    "ensemble": ("textveil.attacks.ensemble:EnsembleAttack", {},
+                 "mean of row-standardised scores of several attacks (default: char3, char4, typed, word2, writeprints SVMs)"),
 }
 
-STYLOMETRIC_FEATURES = ("word1", "word2", "char1", "char2", "char3", "writeprints")
+# char4, char5 and typed (Sapkota et al. 2015) are not in paper 004: the authorship literature
+# finds them the strongest character features, and a risk is only as high as the best attack.
+STYLOMETRIC_FEATURES = ("word1", "word2", "char1", "char2", "char3", "writeprints", "char4", "char5", "typed")
 STYLOMETRIC_CLASSIFIERS = ("svm", "nb", "knn", "rls")
+_FEATURE_SOURCES = {"char4": "character 4-grams", "char5": "character 5-grams",
+                    "typed": "typed character 3-grams, Sapkota et al. 2015"}
 for _features in STYLOMETRIC_FEATURES:
     for _classifier in STYLOMETRIC_CLASSIFIERS:
         ATTACKS[f"{_features}-{_classifier}"] = (
             "textveil.attacks.stylometric:StylometricAttack",
             {"features": _features, "classifier": _classifier},
-            f"stylometric suite (paper 004 Table 1): {_features} features, {_classifier} classifier",
+            f"stylometric suite ({_FEATURE_SOURCES.get(_features, 'paper 004 Table 1')}): "
+            f"{_features} features, {_classifier} classifier",
         )
+
+
+# What a sweep runs unless told otherwise. The length attack is cheap and is the floor of every
+# release: what the number of tokens, which even the default release copies, reveals by itself.
+DEFAULT_ATTACKS = ("impostors", "embedding-1nn", "char3-svm", "length")
 
 
 def attack_names() -> list[str]:

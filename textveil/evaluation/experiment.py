@@ -44,7 +44,7 @@ from textveil.evaluation.trainings import (
 from textveil.evaluation.utility_tasks import UTILITY_RUNNERS, UtilityRunner
 from textveil.privacy.parameters import check_epsilon
 
-DEFAULT_ATTACKS = ("impostors", "embedding-1nn", "char3-svm")
+from textveil.attacks.registry import DEFAULT_ATTACKS  # noqa: E402  (re-exported for older callers)
 DEFAULT_UTILITY = ("topic-fasttext", "topic-5nn", "semantic-similarity")
 UNMODIFIED = "none"
 
