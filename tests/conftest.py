@@ -7,6 +7,7 @@ which skips with a clear reason instead of failing.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -60,3 +61,21 @@ def toy_embeddings() -> WordEmbeddings:
     """200 random 8-d vectors named ``w0`` .. ``w199``."""
     rng = np.random.default_rng(7)
     return WordEmbeddings([f"w{i}" for i in range(200)], rng.standard_normal((200, 8)), name="toy-200")
+
+
+def run_cli(args: list[str], capsys, monkeypatch, stdin: bytes | None = None) -> tuple[int, str, str]:
+    """Run ``textveil ARGS`` in-process through the real entry point; returns (code, out, err)."""
+    from textveil.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["textveil", *args])
+    if stdin is not None:
+        import io
+
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    code = 0
+    try:
+        main()
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err

@@ -3,29 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from textveil.cli import main
-
-
-def run_cli(args: list[str], capsys, monkeypatch, stdin: bytes | None = None) -> tuple[int, str, str]:
-    """Run ``textveil ARGS`` in-process through the real entry point; returns (code, out, err)."""
-    monkeypatch.setattr(sys, "argv", ["textveil", *args])
-    if stdin is not None:
-        import io
-
-        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-    code = 0
-    try:
-        main()
-    except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from conftest import run_cli  # noqa: F401  (the shared helper)
 
 
 @pytest.fixture

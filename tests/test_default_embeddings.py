@@ -57,13 +57,15 @@ def test_words_outside_wordpiece_vocabulary_did_not_collapse(default):
 
 def test_out_of_vocabulary_words_are_perturbed_by_default(default):
     release = EarthMoversPrivacy(epsilon=5, embeddings=default, seed=0).sanitize("Snape glared at Hermione.")
-    assert release.guarantee.words_protected == 4 and release.guarantee.tokens_passed_through == 0
+    # four words and the full stop, every one privatised in the public layout
+    assert release.guarantee.words_protected == 5 and release.guarantee.tokens_passed_through == 0
     assert "Snape" not in release.text and "Hermione" not in release.text
 
 
 def test_readme_python_example(default):
     release = EarthMoversPrivacy(epsilon=20, embeddings=default, seed=1).sanitize("The market rallied on Friday.")
-    assert release.text.endswith(".") and release.guarantee.words_protected == 5
+    assert release.text.endswith(".") and release.guarantee.words_protected == 6  # five words and a mark
+    assert release.guarantee.unprotected == ("the number of tokens (6)",)
 
 
 @pytest.mark.data

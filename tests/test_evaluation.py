@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from conftest import run_cli
 
 from textveil.corpus.labelled import (
     LabelledCorpus,
@@ -152,18 +153,6 @@ def test_report_files_are_complete_and_self_contained(tmp_path):
     assert "Table 1" in markdown and "chance" in markdown and "| 10 |" in markdown
     assert (tmp_path / "report" / "topk_curves.png").read_bytes().startswith(b"\x89PNG")
     assert json.loads((tmp_path / "report" / "results.json").read_text())["points"][1]["label"] == "10"
-
-
-def run_cli(args, capsys, monkeypatch):
-    from textveil.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["textveil", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as exit_:
-        code = exit_.code
-    return code, *capsys.readouterr()
 
 
 @pytest.mark.parametrize(

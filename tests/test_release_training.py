@@ -4,12 +4,13 @@ known texts released by it, and the risk is the best attack over both trainings.
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from conftest import run_cli
 
 from textveil.corpus.labelled import LabelledCorpus
 from textveil.evaluation import EvaluationCorpora, ExperimentPlan, run_experiment, validate, write_report
@@ -176,19 +177,6 @@ def test_halving_reads_the_best_attack_over_both_trainings():
 
 
 # -- the command line ------------------------------------------------------------------
-
-
-def run_cli(args, capsys, monkeypatch):
-    from textveil.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["textveil", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as exit_:
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def write_folders(root: Path, corpus: LabelledCorpus) -> Path:

@@ -13,7 +13,6 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 
 from textveil.evaluation.trainings import (  # noqa: E402
     TRAINING_KEYS,
-    attack_lines,
     best_attack,
     line_label,
     lines_of,

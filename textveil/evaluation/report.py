@@ -13,7 +13,7 @@ from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
 from textveil.evaluation.plots import risk_utility_maps, topk_curves
 from textveil.evaluation.tradeoff import BEST_ATTACK, halving_points
 from textveil.evaluation.trainings import (
-    TRAINING_KEYS, attack_lines, best_attack, line_label, lines_of, result_of, trainings_in,
+    attack_lines, best_attack, line_label, lines_of, result_of, trainings_in,
 )
 
 FIGURES = {"topk_curves.png": topk_curves, "risk_utility.png": risk_utility_maps}
