@@ -309,3 +309,30 @@ def test_c50_ten_authors_strong_attacks_and_the_floor() -> None:
     assert 0.1 < results["length"].top1 < 0.4, results  # above chance (0.1), far below the rest
     assert max(results.values(), key=lambda result: result.top1).attack != "length"
     assert seconds < 60, f"{seconds:.0f} s"
+
+
+def test_shape_attack_reads_the_layout_under_random_words() -> None:
+    """Authors who differ only in layout habits (casing, punctuation, line breaks), with every
+    word drawn at random, as a mechanism that copies the layout releases them: the layout
+    skeleton attack finds them, and on the same texts written in one public layout it cannot."""
+    from textveil.text.layout import release_units, render_public_layout
+
+    rng = np.random.default_rng(3)
+    vocabulary = [f"w{i}" for i in range(300)]
+    habits = {"shouter": lambda ws: " ".join(w.upper() for w in ws) + "!!!",
+              "lister": lambda ws: "\n".join(f"- {w}" for w in ws),
+              "plain": lambda ws: " ".join(ws).capitalize() + ".",
+              "commas": lambda ws: ", ".join(ws) + " ..."}
+
+    def texts(per_author: int) -> tuple[list[str], list[str]]:
+        made = [(habit(list(rng.choice(vocabulary, 8))), author) for author, habit in habits.items() for _ in range(per_author)]
+        return [t for t, _ in made], [a for _, a in made]
+
+    known, known_labels = texts(20)
+    unknown, unknown_labels = texts(10)
+    kept = evaluate_attack(make_attack("shape-svm"), known, known_labels, unknown, unknown_labels)
+    assert kept.top1 == 1.0
+    public = [render_public_layout([w for w in release_units(t) if w.isalnum()], {}) for t in unknown]
+    public_known = [render_public_layout([w for w in release_units(t) if w.isalnum()], {}) for t in known]
+    flattened = evaluate_attack(make_attack("shape-svm"), public_known, known_labels, public, unknown_labels)
+    assert flattened.top1 <= 0.5  # chance is 0.25; every text now has one skeleton

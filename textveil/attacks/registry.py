@@ -25,10 +25,13 @@ ATTACKS: dict[str, tuple[str, dict[str, Any], str]] = {
 
 # char4, char5 and typed (Sapkota et al. 2015) are not in paper 004: the authorship literature
 # finds them the strongest character features, and a risk is only as high as the best attack.
-STYLOMETRIC_FEATURES = ("word1", "word2", "char1", "char2", "char3", "writeprints", "char4", "char5", "typed")
+# shape: the layout skeleton (word shapes, punctuation, spacing), what a release that copies the
+# input's layout leaks whatever happens to its words.
+STYLOMETRIC_FEATURES = ("word1", "word2", "char1", "char2", "char3", "writeprints", "char4", "char5", "typed", "shape")
 STYLOMETRIC_CLASSIFIERS = ("svm", "nb", "knn", "rls")
 _FEATURE_SOURCES = {"char4": "character 4-grams", "char5": "character 5-grams",
-                    "typed": "typed character 3-grams, Sapkota et al. 2015"}
+                    "typed": "typed character 3-grams, Sapkota et al. 2015",
+                    "shape": "character 1-4-grams of the layout skeleton: word shapes, marks, spacing"}
 for _features in STYLOMETRIC_FEATURES:
     for _classifier in STYLOMETRIC_CLASSIFIERS:
         ATTACKS[f"{_features}-{_classifier}"] = (

@@ -40,6 +40,7 @@ blog_short (first 50 posts of each user known, next 20 unknown), not on the test
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -58,12 +59,13 @@ from sklearn.svm import LinearSVC
 from textveil.attacks.registry import STYLOMETRIC_CLASSIFIERS, STYLOMETRIC_FEATURES
 from textveil.attacks.typed_ngrams import TypedCharNgrams
 from textveil.errors import InvalidParameterError
-from textveil.text.stylometry import stylometric_features
+from textveil.text.stylometry import stylometric_features, word_shape
 from textveil.text.tokenize import WORD_PATTERN
 
 # A word as textveil's tokenizer sees it, or any single character that is neither a word
 # character nor whitespace (punctuation, symbols, emoji).
 _WORD_OR_MARK = rf"{WORD_PATTERN}|[^\w\s]"
+_WORD = re.compile(WORD_PATTERN)
 
 # Validation top-1 (blog_short, 50 known / 20 unknown posts per user) behind each choice:
 # SVM C: 1 for n-grams (0.3: 0.83, 1: 0.85, 3: 0.85 on word2); 0.1 for writeprints (0.77
@@ -124,10 +126,28 @@ class CentroidClassifier(ClassifierMixin, BaseEstimator):
         return -euclidean_distances(X, self.centroids_)
 
 
+_SHAPE_SYMBOL = {"lower": "a", "capitalised": "A", "upper": "U", "mixed": "m", "no_letters": "0"}
+
+
+def layout_skeleton(text: str) -> str:
+    """``text`` with every word replaced by one symbol for its shape (a: lower case,
+    A: Capitalised, U: ALL CAPS, m: mIxEd, 0: no letters) and everything else kept: the
+    punctuation, symbols, spacing and line breaks between words. An attacker who knows that a
+    mechanism replaces words but copies the layout reads exactly this.
+
+    >>> layout_skeleton("OMG, I can't  go!!\\n:) Meet at 10")
+    'U, A a  a!!\\n:) A a 0'
+    """
+    return _WORD.sub(lambda match: _SHAPE_SYMBOL[word_shape(match.group())], text)
+
+
 def _vectoriser(features: str, min_df: int) -> Any:
     """Texts -> raw feature matrix (n-gram counts, or writeprints columns)."""
     if features == "writeprints":
         return FunctionTransformer(stylometric_features)
+    if features == "shape":  # character 1- to 4-grams of the layout skeleton
+        return CountVectorizer(analyzer="char", ngram_range=(1, 4), lowercase=False, preprocessor=layout_skeleton,
+                               min_df=min_df, dtype=np.float64)
     if features == "typed":
         return CountVectorizer(analyzer=TypedCharNgrams(3), min_df=min_df, dtype=np.float64)
     n = int(features[-1])
