@@ -307,7 +307,7 @@ def test_cuda_exact_index_agrees_with_the_cpu_one() -> None:
     """Where a CUDA GPU is present (the lent device machine), GPU decoding gives the CPU's words."""
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
-        pytest.skip("no CUDA device: the GPU decoder is checked on machines that have one")
+        pytest.skip("torch sees no CUDA GPU here: the GPU decoder (TEXTVEIL_DECODE_DEVICE=cuda) is tested on machines that have one")
     from textveil.embeddings.neighbours import CudaExactNeighbourIndex, ExactNeighbourIndex
 
     rng = np.random.default_rng(5)

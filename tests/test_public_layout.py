@@ -30,7 +30,7 @@ from textveil.mechanisms.earth_movers import EarthMoversPrivacy
 from textveil.text.layout import PUBLIC_MARKS, is_mark, release_units, render_public_layout
 
 WORDS = ["the", "market", "rallied", "today", "bank", "fell", "i", "london", "good", "news"]
-MARKS = [",", ".", "!", "?", ";", "(", ")", '"', "-"]
+MARKS = [",", ".", "!", "?", ";", "(", ")", '"', "-", "'"]
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +81,15 @@ def test_keep_layout_does_copy_casing_and_spacing(toy_with_marks) -> None:
     assert _release(toy_with_marks, plain, 1, 1e6) == _release(toy_with_marks, styled, 1, 1e6) == "The market, today"
     kept = {_release(toy_with_marks, text, 1, 1e6, layout="keep") for text in (plain, styled)}
     assert kept == {plain, styled}
+
+
+def test_a_mark_is_written_as_released_never_as_typed(toy_with_marks) -> None:
+    """A curly apostrophe is looked up as a straight one; when it decodes to that entry the
+    release writes the entry, so the typographic habit does not survive."""
+    assert toy_with_marks.vector("\u2019").tolist() == toy_with_marks.vector("'").tolist()
+    for seed in range(5):
+        curly = _release(toy_with_marks, "the \u2019 market \u2019", seed, 1e6)
+        assert curly == _release(toy_with_marks, "the ' market '", seed, 1e6) and "\u2019" not in curly
 
 
 @pytest.mark.data

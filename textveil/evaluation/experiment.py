@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from textveil.attacks.base import evaluate_attack
-from textveil.attacks.registry import ATTACKS, make_attack
+from textveil.attacks.registry import ATTACKS, DEFAULT_ATTACKS, make_attack
 from textveil.corpus.labelled import LabelledCorpus
 from textveil.errors import InvalidParameterError
 from textveil.evaluation.release_cache import ReleaseCache
@@ -44,7 +44,6 @@ from textveil.evaluation.trainings import (
 from textveil.evaluation.utility_tasks import UTILITY_RUNNERS, UtilityRunner
 from textveil.privacy.parameters import check_epsilon
 
-from textveil.attacks.registry import DEFAULT_ATTACKS  # noqa: E402  (re-exported for older callers)
 DEFAULT_UTILITY = ("topic-fasttext", "topic-5nn", "semantic-similarity")
 UNMODIFIED = "none"
 

@@ -32,18 +32,12 @@ def takes_parameter(mechanism: str, parameter: str) -> bool:
 
 
 def mechanism_options(*, layout: str = "public", bag_of_words: bool = False, **others: Any) -> dict[str, Any]:
-    """The options a face passes to the mechanism: ``layout`` (checked; a one-line error
-    names the valid ones) and ``output="bag"`` for a bag of words, beside ``others``.
+    """The options a face passes to the mechanism: ``layout`` and ``output="bag"`` for a bag
+    of words, beside ``others`` (checked, with the rest, by :func:`check_mechanism_options`).
 
     >>> mechanism_options(layout="keep", bag_of_words=True, decode="exact")
     {'decode': 'exact', 'layout': 'keep', 'output': 'bag'}
-    >>> mechanism_options(layout="tidy")
-    Traceback (most recent call last):
-    ...
-    textveil.errors.InvalidParameterError: unknown --layout 'tidy'; valid layouts: public, keep
     """
-    if layout not in LAYOUTS:
-        raise InvalidParameterError(f"unknown --layout '{layout}'; valid layouts: {', '.join(LAYOUTS)}")
     # The layout always goes into the options, so it is part of every cache key: a release
     # written under another layout is never read back as this one.
     return {**others, "layout": layout, **({"output": "bag"} if bag_of_words else {})}
@@ -57,13 +51,17 @@ def check_mechanism_options(mechanism: str, options: dict[str, Any]) -> None:
     Traceback (most recent call last):
     ...
     textveil.errors.InvalidParameterError: mechanism 'emp' takes no option 'colour'
+    >>> check_mechanism_options("emp", mechanism_options(layout="tidy"))
+    Traceback (most recent call last):
+    ...
+    textveil.errors.InvalidParameterError: unknown --layout 'tidy'; valid layouts: public, keep
     """
     accepted = inspect.signature(mechanism_class(mechanism)).parameters
     for name in options:
         if name not in accepted and name not in HARNESS_OPTIONS:
             raise InvalidParameterError(f"mechanism '{mechanism}' takes no option '{name}'")
     if options.get("layout", LAYOUTS[0]) not in LAYOUTS:
-        raise InvalidParameterError(f"unknown layout '{options['layout']}'; valid layouts: {', '.join(LAYOUTS)}")
+        raise InvalidParameterError(f"unknown --layout '{options['layout']}'; valid layouts: {', '.join(LAYOUTS)}")
     if options.get("output", OUTPUT_MODES[0]) not in OUTPUT_MODES:
         raise InvalidParameterError(f"unknown output '{options['output']}'; valid outputs: {', '.join(OUTPUT_MODES)}")
 

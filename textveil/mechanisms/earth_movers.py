@@ -234,10 +234,15 @@ class EarthMoversPrivacy:
             original = tokens[position].text
             if word_key(substitute) == word_key(original):
                 unchanged += 1
-                continue
+                if layout == "keep":  # the copied layout keeps the input's own spelling
+                    continue
+            # Elsewhere the release writes the vocabulary entry, even where it decoded to the
+            # input's token: a curly apostrophe shares a look-up key with a straight one, and
+            # copying the input's spelling would leak which one the writer typed.
             released = apply_casing(original, substitute) if layout == "keep" else word_key(substitute)
             tokens[position] = Token(released, TokenKind.WORD)
-            changes.append(Change(position, original, released))
+            if word_key(substitute) != word_key(original):
+                changes.append(Change(position, original, released))
         kept_tokens = [t.text for i, t in enumerate(tokens) if i not in plan.dropped]
         if layout == "bag":
             text = " ".join(sorted(kept_tokens))  # a bag: the input's word order is not released
