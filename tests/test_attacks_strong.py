@@ -16,6 +16,7 @@ from conftest import require_shared_data
 from textveil.attacks.base import evaluate_attack
 from textveil.attacks.ensemble import DEFAULT_MEMBERS, EnsembleAttack, standardise_rows
 from textveil.attacks.length import LengthAttack, token_counts
+from textveil.registry import Entry
 from textveil.attacks.registry import ATTACKS, STYLOMETRIC_CLASSIFIERS, attack_names, make_attack
 from textveil.attacks.typed_ngrams import CATEGORIES, TypedCharNgrams, category, character_classes
 from textveil.corpus.labelled import read_labelled_corpus
@@ -205,7 +206,8 @@ class ReversedLength(LengthAttack):
 
 
 def test_ensemble_aligns_members_and_weighs_their_scales(spelling, monkeypatch) -> None:
-    monkeypatch.setitem(ATTACKS, "reversed-length", (f"{__name__}:ReversedLength", {}, "test member"))
+    monkeypatch.setitem(ATTACKS._entries, "reversed-length", Entry("reversed-length", f"{__name__}:ReversedLength",
+                                                                   "test member"))
     known_texts, known_labels, unknown_texts, _ = spelling
     ensemble = EnsembleAttack(["length", "reversed-length"]).fit(known_texts, known_labels)
     length = ensemble.attacks_[0]

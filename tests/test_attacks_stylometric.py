@@ -11,10 +11,10 @@ import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 
 from conftest import require_shared_data
-from textveil.attacks.base import evaluate_attack, group_indices
+from textveil.attacks.base import evaluate_attack
 from textveil.attacks.registry import STYLOMETRIC_CLASSIFIERS, STYLOMETRIC_FEATURES, make_attack
 from textveil.attacks.stylometric import StylometricAttack, averaging_matrix
-from textveil.corpus.labelled import read_labelled_corpus, split_first_k
+from textveil.corpus.labelled import group_indices, read_labelled_corpus, split_first_k
 from textveil.errors import InvalidParameterError
 from textveil.text.stylometry import STYLOMETRIC_FEATURE_NAMES, stylometric_features, word_shape, yules_k
 

@@ -13,7 +13,7 @@ import pytest
 
 from textveil import EarthMoversPrivacy, load_embeddings
 from textveil.corpus.reading import expand_inputs, read_documents
-from textveil.privacy.calibration import calibrate
+from textveil.evaluation.calibration import calibrate
 from textveil.text.tokenize import tokenize
 
 pytestmark = pytest.mark.slow

@@ -21,6 +21,7 @@ from textveil.corpus.labelled import (
 )
 from textveil.errors import InputError, InvalidParameterError
 from textveil.evaluation import EvaluationCorpora, ExperimentPlan, load_evaluation_corpora, validate, write_report
+from textveil.mechanisms.base import CorpusRelease
 from textveil.evaluation.release_cache import ReleaseCache, release_key
 from textveil.text.tokenize import tokenize
 
@@ -104,21 +105,25 @@ def test_c50_layout_is_recognised(tmp_path):
     assert corpora.risk_known.texts == ["k1", "k2", "k3", "k4"] and corpora.risk_unknown.texts == ["u1", "u2"]
 
 
-def test_release_cache_reuses_seeded_releases(tmp_path):
+def test_release_cache_reuses_seeded_releases_with_their_statistics(tmp_path):
     cache = ReleaseCache(tmp_path)
     corpus = toy_corpus()
-    key = release_key("emp", {"epsilon": 10, "seed": 1}, corpus)
-    assert key != release_key("emp", {"epsilon": 11, "seed": 1}, corpus)
-    assert key != release_key("emp", {"epsilon": 10, "seed": 1}, corpus.with_texts(["x"] * len(corpus)))
+    fingerprint = {"mechanism": "emp", "parameters": {"epsilon": 10}}
+    key = release_key(fingerprint, 1, corpus)
+    assert key != release_key({**fingerprint, "parameters": {"epsilon": 11}}, 1, corpus)
+    assert key != release_key(fingerprint, 2, corpus)
+    assert key != release_key(fingerprint, 1, corpus.with_texts(["x"] * len(corpus)))
     calls = []
 
     def release():
         calls.append(1)
-        return [t.upper() for t in corpus.texts]
+        return CorpusRelease([t.upper() for t in corpus.texts], None, True, {"words_protected": 7, "words_changed": 3})
 
     first = cache.get_or_release(key, release, len(corpus))
     second = cache.get_or_release(key, release, len(corpus))
+    # read back, the release reports what it protected (a cached point once reported 0 and 0)
     assert first == second and len(calls) == 1 and cache.hits == 1
+    assert second.stats == {"words_protected": 7, "words_changed": 3}
     cache.get_or_release(None, release, len(corpus))  # unseeded: never cached
     assert len(calls) == 2
 
@@ -296,11 +301,11 @@ def test_report_states_where_identification_halves(tmp_path):
 
 
 def test_pretrained_topic_task_starts_from_the_sweep_embeddings(toy_word_embeddings):
-    from textveil.evaluation.utility_tasks import UTILITY_RUNNERS
+    from textveil.evaluation.utility_tasks import UTILITY_TASKS
 
     rng = np.random.default_rng(11)
     train, test = _word_style_corpus(rng, 3, 12), _word_style_corpus(rng, 3, 4)
-    runner = UTILITY_RUNNERS["topic-fasttext-pretrained"](embeddings=toy_word_embeddings, seed=0)
+    runner = UTILITY_TASKS.make("topic-fasttext-pretrained", embeddings=toy_word_embeddings, seed=0)
     runner.prepare(train, test)
     assert runner.model._model.get_dimension() == toy_word_embeddings.dim  # the vectors' size, not fastText's 100
     result = runner.measure(test.texts)

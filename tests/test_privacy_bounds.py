@@ -304,7 +304,7 @@ def test_paper_statement_of_theorem3_overstates_for_two_identical_words() -> Non
 
 def test_bag_statement_names_epsilon_and_n() -> None:
     guarantee = Guarantee("emp", 0.0625, "Euclidean distance between word vectors", words_protected=37, layout="bag")
-    text = guarantee.statement()
+    text = guarantee.statement
     assert "0.0625" in text
     assert "N = 37" in text
     assert "bag of 37 perturbed words" in text
@@ -316,7 +316,7 @@ def test_bag_statement_names_epsilon_and_n() -> None:
 
 def test_statement_warns_about_passed_through_and_dropped_tokens() -> None:
     guarantee = Guarantee("emp", 2.0, "metric", words_protected=10, tokens_passed_through=3, tokens_dropped=2)
-    text = guarantee.statement()
+    text = guarantee.statement
     assert "3 word token(s) passed through unchanged by policy" in text
     assert "3 word token(s) passed through unchanged by policy" in guarantee.unprotected
     assert "2 word token(s) were dropped" in text
@@ -336,14 +336,14 @@ def test_default_release_guarantee_names_only_the_length() -> None:
     assert release.guarantee.layout == "public" and release.guarantee.composition == "sequence"
     assert release.guarantee.unprotected == ("the number of tokens (7)",)
     assert release.guarantee.words_protected == 7  # 4 words and 3 marks, every one privatised
-    statement = release.guarantee.statement()
+    statement = release.guarantee.statement
     assert "Released unprotected: the number of tokens (7)." in statement and "WARNING" not in statement
     kept = EarthMoversPrivacy(5.0, embeddings=_toy_with_marks(), seed=0, layout="keep").sanitize(text)
     assert kept.guarantee.words_protected == 4
     named = " ".join(kept.guarantee.unprotected)
     for copied in ("number of words", "casing", "punctuation", "spacing and line breaks"):
         assert copied in named
-    assert "NOT protected" in kept.guarantee.statement()
+    assert "NOT protected" in kept.guarantee.statement
     assert kept.guarantee.to_dict()["unprotected"] == list(kept.guarantee.unprotected)
 
 def test_guarantee_to_dict_round_trips() -> None:
@@ -353,5 +353,5 @@ def test_guarantee_to_dict_round_trips() -> None:
     assert Guarantee(**{name: data[name] for name in fields}) == guarantee
     assert data["epsilon"] == 1 / 3  # exact, not rounded
     assert data["document_epsilon"] == pytest.approx(12 / 3)
-    assert data["statement"] == guarantee.statement()
+    assert data["statement"] == guarantee.statement
     assert math.exp(data["document_epsilon"] * 0.5) == pytest.approx(guarantee.bound(0.5))

@@ -207,8 +207,9 @@ def test_evaluate_chooses_trainings_and_passes_mechanism_options(folders, vector
     assert code == 0, err
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["plan"]["trainings"] == ["release"]
-    assert results["plan"]["mechanism_options"] == {"decode": "exact", "layout": "keep", "output": "bag"}
-    released = json.loads(next((tmp_path / "cache" / "releases").glob("*.json")).read_text())
+    assert results["plan"]["mechanism_options"] == {"layout": "keep", "output": "bag"}  # only what was given
+    assert results["mechanism"]["parameters"]["decode"] == "exact"  # the defaults, in the fingerprint
+    released = json.loads(next((tmp_path / "cache" / "releases").glob("*.json")).read_text())["texts"]
     assert released[0] == " ".join(sorted(released[0].split()))  # a sorted bag of words
     assert "attacks_release" in results["points"][1] and "attacks" not in results["points"][1]
     assert "release-trained" in (tmp_path / "out" / "report.md").read_text()
@@ -235,7 +236,8 @@ def test_attack_releases_the_known_texts_first_and_caches_them(folders, vectors,
     assert code == 0, err
     first = json.loads(out)
     assert first["training"] == "release" and first["known_release"]["cached"] is False
-    assert first["known_release"]["parameters"] == {"epsilon": 0.5, "decode": "exact", "layout": "public"}
+    assert first["known_release"]["parameters"] == {"epsilon": 0.5, "decode": "exact", "keep_stop_words": False,
+                                                    "oov": "perturb", "output": "text", "layout": "public", "seed": 4}
     code, out, err = run_cli([*args, "--release-seed", "4"], capsys, monkeypatch)
     again = json.loads(out)
     assert again["known_release"]["cached"] is True and again["topk"] == first["topk"] and "release cache" in err

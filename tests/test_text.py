@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from textveil.mechanisms.earth_movers import EarthMoversPrivacy
 from textveil.text.casing import apply_casing
 from textveil.text.stopwords import is_stop_word
 from textveil.text.tokenize import TokenKind, detokenize, is_word, tokenize, word_key
+from textveil.utility.preprocess import words as utility_words
 
 # --------------------------------------------------------------------------------------
 # Tokenising: detokenize(tokenize(text)) == text, always
@@ -190,6 +190,23 @@ def test_not_stop_words(word: str) -> None:
     assert not is_stop_word(word)
 
 
+# A contraction of stop words is a stop word; a content word with a clitic, or an apostrophe
+# that is no clitic ("De'Andre": "de" is in scikit-learn's list), is not.
+STOP_WORD_CASES = {
+    "It's": True, "It\u2019s": True, "we're": True, "We\u2019re": True, "don't": True, "Don\u2019t": True,
+    "can't": True, "won't": True, "I'm": True, "they've": True, "THE": True, "the": True,
+    "market": False, "Market's": False, "market\u2019s": False, "De'Andre": False, "o'clock": False, "1997": False,
+}
+
+
+@pytest.mark.parametrize(("word", "expected"), STOP_WORD_CASES.items())
+def test_one_stop_word_rule_for_mechanism_and_utility(word: str, expected: bool) -> None:
+    # the mechanism (keep_stop_words, bag output) asks is_stop_word; the utility tasks drop
+    # stop words through preprocess.words: both must drop the same words
+    assert is_stop_word(word) is (utility_words(word, drop_stop_words=True) == [])
+    assert is_stop_word(word) is expected
+
+
 # --------------------------------------------------------------------------------------
 # EarthMoversPrivacy through the text layer (toy embeddings: 50 real words, 8 dims)
 # --------------------------------------------------------------------------------------
@@ -265,7 +282,7 @@ def test_keep_stop_words_passes_them_through_and_counts_them(toy_word_embeddings
         assert [words[i] for i in (0, 2, 3, 5)] == ["The", "and", "the", "of"]
         assert release.guarantee.tokens_passed_through == 4
         assert release.guarantee.words_protected == 3
-        assert "NOT protected" in release.guarantee.statement()
+        assert "NOT protected" in release.guarantee.statement
     default = EarthMoversPrivacy(0.01, embeddings=toy_word_embeddings, layout="keep", seed=0).sanitize(text)
     assert default.guarantee.words_protected == 7 and default.guarantee.tokens_passed_through == 0
 
@@ -286,7 +303,7 @@ def test_oov_drop_removes_unknown_words_and_counts_them(toy_word_embeddings) -> 
     assert release.text == "market rallied stocks"
     assert release.guarantee.tokens_dropped == 4
     assert release.guarantee.words_protected == 3
-    assert "4 word token(s) were dropped" in release.guarantee.statement()
+    assert "4 word token(s) were dropped" in release.guarantee.statement
     bag = EarthMoversPrivacy(1e6, embeddings=toy_word_embeddings, oov="drop", output="bag", layout="keep", seed=0).sanitize(text)
     assert bag.text == "market rallied stocks"
     assert bag.guarantee.tokens_dropped == 4

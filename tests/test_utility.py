@@ -17,7 +17,7 @@ from conftest import require_shared_data
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import InputError, InvalidParameterError
 from textveil.privacy.earth_movers import earth_movers_distance
-from textveil.utility import UTILITY_TASKS, utility_task_names
+from textveil.evaluation.utility_tasks import UTILITY_TASKS, UtilityRunner
 from textveil.utility.classification import ReleaseClassifier, classification_f1
 from textveil.utility.distributions import (
     bigram_cosine,
@@ -88,10 +88,15 @@ def shuffle_words_between_users(texts: list[str], seed: int = 0) -> list[str]:
 
 
 def test_registry_lists_every_task_with_a_one_line_description():
-    expected = {"topic-fasttext", "semantic-similarity", "stylometric-l2", "unigram-cosine", "bigram-cosine",
-                "sentiment-cosine", "classification-f1", "earth-movers"}
-    assert set(utility_task_names()) == expected == set(UTILITY_TASKS)
-    assert all(description and "\n" not in description for description in UTILITY_TASKS.values())
+    expected = {"topic-fasttext", "topic-fasttext-pretrained", "topic-5nn", "semantic-similarity", "stylometric-l2",
+                "unigram-cosine", "bigram-cosine", "sentiment-cosine", "classification-f1", "earth-movers"}
+    assert set(UTILITY_TASKS.names()) == expected
+    for entry in UTILITY_TASKS.entries():  # one list: each entry names a runner that exists
+        assert entry.description and "\n" not in entry.description
+        assert issubclass(entry.load(), UtilityRunner)
+    # per-user distributions compare groups, not each text with its own release
+    assert not UTILITY_TASKS.entry("unigram-cosine").needs_aligned_pairs
+    assert UTILITY_TASKS.entry("semantic-similarity").needs_aligned_pairs
 
 
 def test_every_lazy_export_resolves():

@@ -5,17 +5,33 @@
 'The market rallied.'
 """
 
+from typing import Any
+
 from textveil.embeddings import WordEmbeddings, load_embeddings, read_embeddings
 from textveil.errors import TextveilError
-from textveil.mechanisms import EarthMoversPrivacy, Release
+from textveil.mechanisms import Mechanism, Release
 from textveil.privacy import Guarantee, earth_movers_distance, indistinguishability_bound, utility_lower_bound
+from textveil.privacy.secrets import Secret
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
+
+
+def __getattr__(name: str) -> Any:
+    # Mechanism classes load on first use, so `import textveil` (and `textveil --help`) stays light.
+    if name in {"EarthMoversPrivacy", "RandomReplacement", "SynTF"}:
+        import textveil.mechanisms as mechanisms
+
+        return getattr(mechanisms, name)
+    raise AttributeError(f"module 'textveil' has no attribute '{name}'")
 
 __all__ = [
     "EarthMoversPrivacy",
     "Guarantee",
+    "Mechanism",
+    "RandomReplacement",
     "Release",
+    "Secret",
+    "SynTF",
     "TextveilError",
     "WordEmbeddings",
     "earth_movers_distance",

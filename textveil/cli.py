@@ -71,13 +71,18 @@ def _load_embeddings(spec: str, vocab_size: Optional[int]):
     return load_embeddings(spec, vocab_size, log=lambda message: stderr.print(f"[dim]{message}[/dim]"))
 
 
-def _parse_epsilons(grid: str, option: str = "--epsilons") -> list[float]:
-    from textveil.privacy.parameters import check_epsilon
-
+def _parse_grid(grid: str, parameter, option: str = "--grid") -> list[float]:
+    """A comma-separated grid as values of a mechanism's swept parameter, each checked by its spec."""
     values = [item.strip() for item in grid.split(",") if item.strip()]
     if not values:
         raise InvalidParameterError(f"{option} '{grid}' holds no value; give a comma-separated list such as 10,20,30")
-    return [check_epsilon(v, name=f"epsilon '{v}' in {option}") for v in values]
+    parsed = []
+    for value in values:
+        try:
+            parsed.append(parameter.parse(value))
+        except InvalidParameterError as error:
+            raise InvalidParameterError(f"{parameter.name} '{value}' in {option}: {error}") from None
+    return parsed
 
 
 def _corpus_words(documents) -> list[str]:
@@ -86,42 +91,78 @@ def _corpus_words(documents) -> list[str]:
     return [t.text for d in documents for t in tokenize(d.text) if t.is_word]
 
 
-def _check_outputs(output: Path, files, single_target: bool, fmt: OutputFormat) -> dict:
-    """Where each input file's release goes; refuses any destination that is an input."""
-    inputs = {f.path.resolve() for f in files if f.path is not None}
-    if single_target:
-        targets = {files[0]: output}
-    else:
-        if output.exists() and not output.is_dir():
-            raise InputError(f"--output '{output}' is a file, but several inputs need a folder; give a folder path")
-        suffix = ".json" if fmt is OutputFormat.json else ""
-        targets = {f: output / (str(f.relative) + suffix) for f in files}
-    for source, target in targets.items():
-        if target.resolve() in inputs:
-            raise InputError(
-                f"--output '{target}' is an input file; textveil never writes over its input: choose another path"
-            )
-    return targets
+def _given_options(mechanism: str, settings: Optional[list[str]], **flags) -> dict:
+    """A mechanism's options as the user gave them: dedicated flags (``None``: not given) and
+    ``--set NAME=VALUE`` for any other parameter, each parsed and checked by the mechanism's spec."""
+    from textveil.evaluation.releasing import check_mechanism_options, mechanism_options
+    from textveil.mechanisms.registry import MECHANISMS
+
+    entry = MECHANISMS.entry(mechanism)
+    options = mechanism_options(**flags)
+    for setting in settings or []:
+        name, separator, value = setting.partition("=")
+        if not separator or not name.strip():
+            raise InvalidParameterError(f"--set '{setting}' is not NAME=VALUE, e.g. --set rating=similarity")
+        options[name.strip().replace("-", "_")] = entry.parameter(name.strip().replace("-", "_")).parse(value)
+    check_mechanism_options(mechanism, options)
+    return options
+
+
+def _require_parameters(mechanism: str, options: dict, *, besides: tuple[str, ...] = ()) -> None:
+    """Every parameter the mechanism cannot do without is given: one line names the flag."""
+    from textveil.mechanisms.registry import MECHANISMS
+
+    for parameter in MECHANISMS.entry(mechanism).parameters:
+        if parameter.required and parameter.name not in options and parameter.name not in besides:
+            raise InvalidParameterError(f"mechanism '{mechanism}' needs {parameter.flag}: {parameter.help}")
+
+
+@app.command()
+def mechanisms(
+    fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text (a table) or json."),
+) -> None:
+    """List the mechanisms: their guarantee, description and parameters."""
+    from textveil.mechanisms.registry import MECHANISMS
+    from textveil.privacy.guarantee import KINDS
+
+    if fmt is OutputFormat.json:
+        print(json.dumps([{"name": e.name, "guarantee": e.guarantee, "description": e.description,
+                           "parameters": [p.describe() for p in e.parameters]} for e in MECHANISMS.entries()],
+                         indent=2))
+        return
+    view = Table(title="textveil mechanisms (textveil sanitize -m NAME; other parameters: --set NAME=VALUE)")
+    view.add_column("name")
+    view.add_column("guarantee")
+    view.add_column("description")
+    view.add_column("parameters")
+    for entry in MECHANISMS.entries():
+        parameters = ", ".join(
+            f"{p.flag}" + (" (required)" if p.required else f"={p.default}") for p in entry.parameters)
+        view.add_row(entry.name, KINDS[entry.guarantee], entry.description, parameters or "none")
+    Console().print(view)
 
 
 @app.command()
 def sanitize(
     inputs: list[str] = typer.Argument(..., help="Files, folders, or '-' for standard input.", show_default=False),
-    mechanism: str = typer.Option("emp", "--mechanism", "-m", help="Mechanism name."),
-    epsilon: float = typer.Option(..., "--epsilon", "-e", help="Privacy parameter per word (> 0)."),
+    mechanism: str = typer.Option("emp", "--mechanism", "-m", help="Mechanism name (see 'textveil mechanisms')."),
+    epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help="Privacy parameter per token (> 0), for mechanisms that have one."),
     seed: Optional[int] = typer.Option(None, help="Seed for a reproducible release (default: OS entropy)."),
     embeddings: str = typer.Option("default", help="'default' or a word2vec/GloVe/fastText vectors file."),
     vocab_size: Optional[int] = typer.Option(None, help="Keep only the K most frequent vocabulary words."),
     vocab_corpus: Optional[Path] = typer.Option(
         None, help="Restrict the vocabulary to words of this PUBLIC corpus (never the text being released)."
     ),
-    decode: Decoder = typer.Option(Decoder.exact, help="Nearest-word decoding: exact or approx (k-means inverted lists)."),
-    keep_stop_words: bool = typer.Option(False, help="Leave stop words unchanged (they are then unprotected)."),
-    oov: OovPolicy = typer.Option(OovPolicy.perturb, help="Words outside the vocabulary: perturb, keep or drop."),
-    layout: Layout = typer.Option(
-        Layout.public, help="public: punctuation and symbols privatised too, casing and spacing written by a public rule; "
-        "keep: copy the input's casing, punctuation and spacing (NOT protected)."),
-    bag_of_words: bool = typer.Option(False, help="Output a sorted bag of words (lower case, no stop words or punctuation)."),
+    fit_corpus: Optional[Path] = typer.Option(
+        None, help="Fit a mechanism that learns (e.g. syntf's idf) on this corpus (never the text being released)."),
+    decode: Optional[Decoder] = typer.Option(None, help="emp: nearest-word decoding, exact (default) or approx."),
+    keep_stop_words: Optional[bool] = typer.Option(None, "--keep-stop-words", help="emp: leave stop words unchanged (they are then unprotected)."),
+    oov: Optional[OovPolicy] = typer.Option(None, help="emp: words outside the vocabulary: perturb (default), keep or drop."),
+    layout: Optional[Layout] = typer.Option(
+        None, help="public (default): punctuation and symbols privatised too, casing and spacing written by a public "
+        "rule; keep: copy the input's casing, punctuation and spacing (NOT protected)."),
+    bag_of_words: bool = typer.Option(False, help="emp: output a sorted bag of words (lower case, no stop words or punctuation)."),
+    settings: Optional[list[str]] = typer.Option(None, "--set", help="Any other parameter of the mechanism, NAME=VALUE (repeatable)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Output file or folder (default: stdout)."),
     fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text, or json (per document: release, changes, guarantee)."),
     text_field: str = typer.Option("text", help="Text field of JSONL/CSV inputs."),
@@ -131,37 +172,34 @@ def sanitize(
     """Release text with a mechanism; print or write the release and report the guarantee."""
     from textveil.corpus.reading import expand_inputs, read_documents
     from textveil.corpus.writing import atomic_write_text, render_releases
-    from textveil.mechanisms.registry import mechanism_class
-    from textveil.privacy.parameters import check_epsilon
+    from textveil.corpus.outputs import check_vocabulary_corpus, plan_output_paths
+    from textveil.mechanisms.registry import MECHANISMS
 
-    mechanism_class(mechanism)  # unknown names fail before any work
-    check_epsilon(epsilon, "--epsilon")
+    options = _given_options(
+        mechanism, settings, epsilon=epsilon, decode=decode.value if decode else None, keep_stop_words=keep_stop_words,
+        oov=oov.value if oov else None, layout=layout.value if layout else None, bag_of_words=bag_of_words)
+    _require_parameters(mechanism, options)
     files = expand_inputs(inputs, input_format)
     single_target = len(files) == 1 and Path(inputs[0]).is_file() or inputs == ["-"]
-    targets = _check_outputs(output, files, single_target, fmt) if output is not None else None
-    if vocab_corpus is not None and vocab_corpus.resolve() in {Path(i).resolve() for i in inputs if i != "-"}:
-        raise InputError(
-            f"--vocab-corpus '{vocab_corpus}' is one of the inputs; a vocabulary drawn from the released text "
-            "is not covered by the guarantee: use a public or training corpus"
-        )
+    suffix = ".json" if fmt is OutputFormat.json else ""
+    targets = plan_output_paths(files, output, single_target, suffix) if output is not None else None
+    for option, corpus in (("--vocab-corpus", vocab_corpus), ("--fit-corpus", fit_corpus)):
+        if corpus is not None:
+            check_vocabulary_corpus(corpus, inputs, option=option)
     documents = read_documents(files, text_field, encoding)
-    table = _load_embeddings(embeddings, vocab_size)
-    if vocab_corpus is not None:
-        vocab_documents = read_documents(expand_inputs([str(vocab_corpus)]), text_field, encoding)
-        table = table.restrict_to_words(_corpus_words(vocab_documents))
-    from textveil.mechanisms.registry import make_mechanism
-
-    engine = make_mechanism(
-        mechanism,
-        epsilon=epsilon,
-        embeddings=table,
-        decode=decode.value,
-        keep_stop_words=keep_stop_words,
-        oov=oov.value,
-        output="bag" if bag_of_words else "text",
-        layout=layout.value,
-        seed=seed,
-    )
+    cls = MECHANISMS.load(mechanism)
+    shared = {}
+    if "embeddings" in getattr(cls, "resources", ()):
+        table = _load_embeddings(embeddings, vocab_size)
+        if vocab_corpus is not None:
+            vocab_documents = read_documents(expand_inputs([str(vocab_corpus)]), text_field, encoding)
+            table = table.restrict_to_words(_corpus_words(vocab_documents))
+        shared["embeddings"] = table
+    engine = MECHANISMS.make(mechanism, shared=shared, **options, seed=seed)
+    if fit_corpus is not None:
+        fit_documents = read_documents(expand_inputs([str(fit_corpus)]), text_field, encoding)
+        with stderr.status(f"fitting {mechanism} on {len(fit_documents):,} texts of {fit_corpus}"):
+            engine.fit([d.text for d in fit_documents])
     with _progress() as progress:
         task = progress.add_task("sanitising", total=len(documents))
         releases = engine.sanitize_many(
@@ -181,33 +219,39 @@ def sanitize(
 
 
 def _report(releases, engine, output: Optional[Path]) -> None:
-    from textveil.privacy.guarantee import KEEP_LAYOUT_WARNING, RELEASED_UNPROTECTED
+    """What was released, what the guarantee is, and what it does not cover: read from the
+    releases' own Guarantees, so every mechanism is reported the same way."""
+    from textveil.privacy.guarantee import KEEP_LAYOUT_WARNING, KINDS, RELEASED_UNPROTECTED
 
+    where = f" -> {output}" if output is not None else ""
+    if not releases:
+        stderr.print(f"released 0 documents{where}")
+        return
+    first = releases[0].guarantee
     protected = sum(r.guarantee.words_protected for r in releases)
     unchanged = sum(r.words_unchanged for r in releases)
     passed = sum(r.guarantee.tokens_passed_through for r in releases)
     dropped = sum(r.guarantee.tokens_dropped for r in releases)
     policies = []
-    if engine.keep_stop_words:
+    if getattr(engine, "keep_stop_words", False):
         policies.append("stop words kept")
-    if engine.oov != "perturb":
+    if getattr(engine, "oov", "perturb") != "perturb":
         policies.append(f"out-of-vocabulary words: {engine.oov}")
-    where = f" -> {output}" if output is not None else ""
-    layout = releases[0].guarantee.layout if releases else engine.release_layout
-    unit = "token" if layout == "public" else "word"
+    epsilon = "" if first.epsilon is None else f" with epsilon={first.epsilon:g}"
     stderr.print(
-        f"released {len(releases)} document(s){where}: {protected:,} {unit}s perturbed with epsilon={engine.epsilon:g} "
-        f"({unchanged:,} decoded back to themselves), {passed:,} passed through unchanged by policy, {dropped:,} dropped"
+        f"released {len(releases)} document(s){where}: {protected:,} {first.unit}s perturbed by {engine.name}{epsilon} "
+        f"({unchanged:,} released as themselves), {passed:,} passed through unchanged by policy, {dropped:,} dropped"
         + (f" [{'; '.join(policies)}]" if policies else "")
     )
-    composition = "epsilon*N*E per bag of words (sorted)" if layout == "bag" else "epsilon * sum of per-position distances"
-    stderr.print(
-        f"guarantee: {composition}, epsilon={engine.epsilon:g} per {unit}, metric: {engine.metric}; "
-        "use --format json for each document's statement"
-    )
-    unprotected = "; ".join(RELEASED_UNPROTECTED[layout]) + ("; words passed through by policy" if passed else "")
-    stderr.print(f"released unprotected: {unprotected}")
-    if layout == "keep":
+    metric = f", metric: {first.metric}" if first.metric else ""
+    per_unit = "" if first.epsilon is None else f", epsilon={first.epsilon:g} per {first.unit}"
+    stderr.print(f"guarantee: {KINDS[first.kind]}{per_unit}, composing as {first.formula} over a document{metric}; "
+                 "use --format json for each document's statement")
+    unprotected = "; ".join(RELEASED_UNPROTECTED.get(first.layout, first.unprotected))
+    stderr.print(f"released unprotected: {unprotected}" + ("; words passed through by policy" if passed else ""))
+    if first.assumptions:
+        stderr.print("assumes: " + "; ".join(first.assumptions))
+    if first.layout == "keep":
         stderr.print(f"{KEEP_LAYOUT_WARNING} (drop --layout keep to privatise them)", style="bold yellow", markup=False)
 
 
@@ -229,10 +273,12 @@ def calibrate(
 ) -> None:
     """Print, per epsilon, the fraction of words left unchanged and the distinct substitutes per word."""
     from textveil.corpus.reading import expand_inputs, read_documents
-    from textveil.privacy.calibration import calibrate as run_calibration
-    from textveil.privacy.calibration import plot_calibration
+    from textveil.evaluation.calibration import calibrate as run_calibration
+    from textveil.evaluation.calibration import plot_calibration
 
-    grid = _parse_epsilons(epsilons)
+    from textveil.mechanisms.registry import MECHANISMS
+
+    grid = _parse_grid(epsilons, MECHANISMS.entry("emp").parameter("epsilon"), option="--epsilons")
     corpus_words = None
     if inputs:
         files = expand_inputs(list(inputs))
@@ -288,11 +334,12 @@ def attack(
     release_seed: Optional[int] = typer.Option(
         None, help="With --release-known-with: seed of the known texts' release (reproducible, cached; "
         "use another seed than the unknown texts' release)."),
-    layout: str = typer.Option("public", help="With --release-known-with: layout, public or keep."),
+    layout: Optional[str] = typer.Option(None, help="With --release-known-with: layout, public or keep."),
     bag_of_words: bool = typer.Option(False, help="With --release-known-with: release sorted bags of words."),
     embeddings: str = typer.Option("default", help="With --release-known-with: 'default' or a vectors file."),
     vocab_size: Optional[int] = typer.Option(None, help="With --release-known-with: keep the K most frequent words."),
-    decode: Decoder = typer.Option(Decoder.exact, help="With --release-known-with: exact or approx decoding."),
+    decode: Optional[Decoder] = typer.Option(None, help="With --release-known-with: exact or approx decoding."),
+    settings: Optional[list[str]] = typer.Option(None, "--set", help="With --release-known-with: any other parameter, NAME=VALUE."),
 ) -> None:
     """Attribute unknown texts to the authors of known texts; print top-1..k accuracy and chance.
 
@@ -301,26 +348,28 @@ def attack(
     from textveil.attacks.base import evaluate_attack
     from textveil.attacks.registry import ATTACKS, make_attack
     from textveil.corpus.labelled import read_labelled_corpus
-    from textveil.evaluation.releasing import mechanism_options, release_parameters
+    from textveil.evaluation.releasing import release_parameters
 
     if list_attacks:
-        for name, (_, _, description) in ATTACKS.items():
-            print(f"{name:22s} {description}")
+        for entry in ATTACKS.entries():
+            print(f"{entry.name:22s} {entry.description}")
         return
     if known is None or unknown is None:
         raise InputError("attack needs --known PATH and --unknown PATH (or --list)")
     if top_k < 1:
         raise InvalidParameterError(f"--top-k must be at least 1, got {top_k}")
     release_only = {"--epsilon": epsilon is not None, "--release-seed": release_seed is not None,
-                    "--layout": layout != "public", "--bag-of-words": bag_of_words,
+                    "--layout": layout is not None, "--bag-of-words": bag_of_words,
                     "--embeddings": embeddings != "default", "--vocab-size": vocab_size is not None,
-                    "--decode": decode is not Decoder.exact}
+                    "--decode": decode is not None, "--set": bool(settings)}
     if release_known_with is None and any(release_only.values()):
         given = ", ".join(option for option, used in release_only.items() if used)
         raise InputError(f"{given} only apply with --release-known-with MECHANISM, which releases the known texts "
                          "first")
     parameters = None if release_known_with is None else release_parameters(
-        release_known_with, epsilon, **mechanism_options(layout=layout, bag_of_words=bag_of_words, decode=decode.value))
+        release_known_with, epsilon, **_given_options(
+            release_known_with, settings, layout=layout, bag_of_words=bag_of_words,
+            decode=decode.value if decode else None))
     model = make_attack(attack_name, shared={"random_state": seed})
     known_corpus = read_labelled_corpus(known, text_field, label_field, encoding).validate(what="known corpus")
     unknown_corpus = read_labelled_corpus(unknown, text_field, label_field, encoding).validate(
@@ -329,18 +378,20 @@ def attack(
     if release_known_with is not None and parameters is not None:  # (both or neither: for the type checker)
         from textveil.embeddings.default_model import cache_root
         from textveil.evaluation.release_cache import ReleaseCache
-        from textveil.evaluation.releasing import release_corpus
+        from textveil.evaluation.releasing import build_mechanism, release_corpus
 
         table = _load_embeddings(embeddings, vocab_size)
         cache = ReleaseCache(cache_root() / "releases")  # only a seeded release is stored
+        engine = build_mechanism(release_known_with, parameters, table, seed=release_seed)
         with _progress() as progress:
             task = progress.add_task(f"releasing the known texts with {release_known_with}", total=len(known_corpus))
-            known_texts = release_corpus(release_known_with, parameters, table, known_corpus, release_seed, cache,
-                                         progress=lambda done: progress.advance(task, done))
-        known_release = {"mechanism": release_known_with, "parameters": parameters, "seed": release_seed,
+            known_texts = release_corpus(engine, known_corpus, cache,
+                                         progress=lambda done: progress.advance(task, done)).texts
+        known_release = {"mechanism": release_known_with, "parameters": engine.public_params(), "seed": release_seed,
                          "embeddings": table.name, "cached": cache.hits > 0}
         stderr.print(f"known texts released with {release_known_with} "
-                      + ", ".join(f"{k}={v}" for k, v in parameters.items()) + f", seed {release_seed}"
+                      + ", ".join(f"{k}={v}" for k, v in engine.public_params().items() if k != "seed")
+                      + f", seed {release_seed}"
                       + (" (read from the release cache)" if cache.hits else ""))
     with stderr.status(f"fitting {attack_name} on {len(known_corpus):,} known texts and ranking {len(unknown_corpus):,}"):
         result = evaluate_attack(
@@ -366,8 +417,10 @@ def attack(
 def evaluate(
     risk_corpus: Path = typer.Option(..., help="Labelled corpus for authorship risk (a train/test folder pair, a folder per author, or JSONL/CSV)."),
     out: Path = typer.Option(..., help="Folder for results.json, report.md, report.html and figures."),
-    mechanism: str = typer.Option("emp", "--mechanism", "-m", help="Mechanism name."),
-    grid: str = typer.Option("10,15,20,25,30", help="Comma-separated parameter values (epsilon)."),
+    mechanism: str = typer.Option("emp", "--mechanism", "-m", help="Mechanism name (see 'textveil mechanisms')."),
+    grid: Optional[str] = typer.Option(
+        None, help="Comma-separated values of the mechanism's swept parameter (epsilon); default: the mechanism's "
+        "own grid (emp 10,15,20,25,30); none for a mechanism without one (random)."),
     risk_unknown: Optional[Path] = typer.Option(None, help="Unknown risk texts, when --risk-corpus holds only the known ones."),
     utility_corpus: Optional[Path] = typer.Option(None, help="Labelled corpus for utility (topics); split 80/20."),
     attacks: str = typer.Option(",".join(DEFAULT_ATTACKS), help="Comma-separated attacks (see 'textveil attack --list')."),
@@ -380,7 +433,7 @@ def evaluate(
     collapse_per_label: bool = typer.Option(False, help="Judge each unknown author's texts together (paper 004)."),
     embeddings: str = typer.Option("default", help="'default' or a vectors file."),
     vocab_size: Optional[int] = typer.Option(None, help="Keep only the K most frequent vocabulary words."),
-    decode: Decoder = typer.Option(Decoder.exact, help="exact or approx decoding."),
+    decode: Optional[Decoder] = typer.Option(None, help="emp: exact (default) or approx decoding."),
     text_field: str = typer.Option("text", help="Text field of JSONL/CSV corpora."),
     label_field: str = typer.Option("label", help="Label field of JSONL/CSV corpora."),
     utility_label_field: Optional[str] = typer.Option(None, help="Label field of the utility corpus (default: --label-field)."),
@@ -390,24 +443,33 @@ def evaluate(
     trainings: str = typer.Option(
         "clean,release", help="What attacks are fitted on: clean known texts, known texts released by the same "
         "mechanism (the attacker knows it), or both; the risk is the best attack over them."),
-    layout: str = typer.Option(
-        "public", help="Release layout: public (punctuation privatised too) or keep (the input's casing, "
+    layout: Optional[str] = typer.Option(
+        None, help="Release layout: public (default: punctuation privatised too) or keep (the input's casing, "
         "punctuation and spacing copied, NOT protected)."),
-    bag_of_words: bool = typer.Option(False, help="Release sorted bags of words (paper 001)."),
+    bag_of_words: bool = typer.Option(False, help="emp: release sorted bags of words (paper 001)."),
+    settings: Optional[list[str]] = typer.Option(None, "--set", help="Any other parameter of the mechanism, NAME=VALUE (repeatable)."),
 ) -> None:
     """Sweep a mechanism over a parameter grid; attack and measure each release; write a report."""
     from textveil.embeddings.default_model import cache_root
     from textveil.evaluation import ExperimentPlan, load_evaluation_corpora, run_experiment, validate, write_report
-    from textveil.evaluation.releasing import mechanism_options
     from textveil.evaluation.trainings import parse_trainings
-    from textveil.evaluation.utility_tasks import UTILITY_RUNNERS
+    from textveil.evaluation.utility_tasks import UTILITY_TASKS
+    from textveil.mechanisms.registry import MECHANISMS
 
-    values = _parse_epsilons(grid, option="--grid")
-    options = mechanism_options(layout=layout, bag_of_words=bag_of_words, decode=decode.value,
-                                **({"vocab_size": vocab_size} if vocab_size else {}))
+    entry = MECHANISMS.entry(mechanism)
+    swept = entry.swept
+    if grid is not None and swept is None:
+        raise InvalidParameterError(f"mechanism '{mechanism}' has no parameter to sweep; leave out --grid")
+    values = [] if swept is None else (
+        _parse_grid(grid, swept) if grid is not None else list(entry.grid))
+    options = _given_options(mechanism, settings, layout=layout, bag_of_words=bag_of_words,
+                             decode=decode.value if decode else None)
+    _require_parameters(mechanism, options, besides=(swept.name,) if swept else ())
+    if vocab_size:
+        options["vocab_size"] = vocab_size
     plan = ExperimentPlan(
         mechanism=mechanism, grid=values, attacks=[a.strip() for a in attacks.split(",") if a.strip()],
-        utility=[u.strip() for u in utility.split(",") if u.strip()] if utility else list(UTILITY_RUNNERS),
+        utility=[u.strip() for u in utility.split(",") if u.strip()] if utility else UTILITY_TASKS.names(),
         seed=seed, repeats=repeats, top_k=top_k, collapse_per_label=collapse_per_label, embeddings=embeddings,
         mechanism_options=options, trainings=parse_trainings(trainings),
     )
@@ -421,7 +483,7 @@ def evaluate(
     if out.exists() and not out.is_dir():
         raise InputError(f"--out '{out}' is a file; give a folder for the report")
     with _progress() as progress:
-        task = progress.add_task("evaluating", total=len(values) + 1)
+        task = progress.add_task("evaluating", total=len(values) + 2)
         results = run_experiment(
             corpora, plan, cache_folder=None if no_cache else cache_root() / "releases",
             log=lambda message: progress.console.print(f"[dim]{message}[/dim]"),

@@ -9,12 +9,13 @@ joining the texts.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
+from textveil.corpus.labelled import group_indices
 from textveil.errors import InvalidParameterError
 
 
@@ -50,14 +51,6 @@ class AttackResult:
         data = asdict(self)
         data["top1"] = self.top1
         return data
-
-
-def group_indices(groups: Sequence[Hashable]) -> tuple[list[Hashable], list[list[int]]]:
-    """Group keys in first-seen order and the positions of each group's members."""
-    order: dict[Hashable, list[int]] = {}
-    for position, key in enumerate(groups):
-        order.setdefault(key, []).append(position)
-    return list(order), list(order.values())
 
 
 def topk_accuracy(scores: np.ndarray, classes: Sequence[str], truth: Sequence[str], k: int) -> list[float]:

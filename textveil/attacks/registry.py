@@ -1,27 +1,27 @@
-"""Attacks by name. Entries point at classes by import path so that a face listing attacks
-does not import scikit-learn, fastText and the embeddings all at once."""
+"""Attacks by name, in the lazy registry (:mod:`textveil.registry`): entries point at classes
+by import path so that a face listing attacks does not import scikit-learn, fastText and the
+embeddings all at once."""
 
 from __future__ import annotations
 
-import importlib
-import inspect
 from typing import Any
 
-from textveil.errors import InvalidParameterError
+from textveil.registry import Entry, Registry
 
-# name -> (import path, keyword arguments, one-line description)
-ATTACKS: dict[str, tuple[str, dict[str, Any], str]] = {
-    "impostors": ("textveil.attacks.impostors:ImpostorsAttack", {},
-                  "Koppel et al. 2011 impostors: character n-gram profiles, random feature subsets, cosine votes (paper 001 DRauth)"),
-    "embedding-1nn": ("textveil.attacks.embedding_neighbours:EmbeddingNearestNeighbour", {"k": 1},
-                      "1-NN author by Euclidean distance between mean word vectors (paper 001 SRauth)"),
-    "fasttext-char": ("textveil.attacks.neural:FastTextAuthorship", {},
-                      "fastText supervised on character n-grams (stands for paper 002's neural classifier)"),
-    "length": ("textveil.attacks.length:LengthAttack", {},
-               "the floor: per-author Gaussians over log tokens per text, plus texts per author for groups"),
-    "ensemble": ("textveil.attacks.ensemble:EnsembleAttack", {},
-                 "mean of row-standardised scores of several attacks (default: char3, char4, typed, word2, writeprints SVMs)"),
-}
+ATTACKS = Registry("attack", "run 'textveil attack --list' for the valid names")
+for _name, _target, _defaults, _description in (
+    ("impostors", "textveil.attacks.impostors:ImpostorsAttack", {},
+     "Koppel et al. 2011 impostors: character n-gram profiles, random feature subsets, cosine votes (paper 001 DRauth)"),
+    ("embedding-1nn", "textveil.attacks.embedding_neighbours:EmbeddingNearestNeighbour", {"k": 1},
+     "1-NN author by Euclidean distance between mean word vectors (paper 001 SRauth)"),
+    ("fasttext-char", "textveil.attacks.neural:FastTextAuthorship", {},
+     "fastText supervised on character n-grams (stands for paper 002's neural classifier)"),
+    ("length", "textveil.attacks.length:LengthAttack", {},
+     "the floor: per-author Gaussians over log tokens per text, plus texts per author for groups"),
+    ("ensemble", "textveil.attacks.ensemble:EnsembleAttack", {},
+     "mean of row-standardised scores of several attacks (default: char3, char4, typed, word2, writeprints SVMs)"),
+):
+    ATTACKS.add(Entry(_name, _target, _description, defaults=_defaults))
 
 # char4, char5 and typed (Sapkota et al. 2015) are not in paper 004: the authorship literature
 # finds them the strongest character features, and a risk is only as high as the best attack.
@@ -34,12 +34,12 @@ _FEATURE_SOURCES = {"char4": "character 4-grams", "char5": "character 5-grams",
                     "shape": "character 1-4-grams of the layout skeleton: word shapes, marks, spacing"}
 for _features in STYLOMETRIC_FEATURES:
     for _classifier in STYLOMETRIC_CLASSIFIERS:
-        ATTACKS[f"{_features}-{_classifier}"] = (
-            "textveil.attacks.stylometric:StylometricAttack",
-            {"features": _features, "classifier": _classifier},
+        ATTACKS.add(Entry(
+            f"{_features}-{_classifier}", "textveil.attacks.stylometric:StylometricAttack",
             f"stylometric suite ({_FEATURE_SOURCES.get(_features, 'paper 004 Table 1')}): "
             f"{_features} features, {_classifier} classifier",
-        )
+            defaults={"features": _features, "classifier": _classifier},
+        ))
 
 
 # What a sweep runs unless told otherwise. The length attack is cheap and is the floor of every
@@ -48,7 +48,7 @@ DEFAULT_ATTACKS = ("impostors", "embedding-1nn", "char3-svm", "length")
 
 
 def attack_names() -> list[str]:
-    return list(ATTACKS)
+    return ATTACKS.names()
 
 
 def make_attack(name: str, shared: dict[str, Any] | None = None, **overrides: Any) -> Any:
@@ -57,14 +57,4 @@ def make_attack(name: str, shared: dict[str, Any] | None = None, **overrides: An
     ``shared`` holds resources an evaluation already has (``embeddings``); each is passed
     only to attacks whose constructor takes it.
     """
-    try:
-        target, defaults, _ = ATTACKS[name]
-    except KeyError:
-        raise InvalidParameterError(
-            f"unknown attack '{name}'; run 'textveil attack --list' for the valid names"
-        ) from None
-    module_name, class_name = target.split(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
-    accepted = inspect.signature(cls).parameters
-    offered = {key: value for key, value in (shared or {}).items() if key in accepted}
-    return cls(**{**offered, **defaults, **overrides})
+    return ATTACKS.make(name, shared=shared, **overrides)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,6 +126,21 @@ def read_labelled_corpus(
     return LabelledCorpus(
         [d.text for d in documents], labels, [f"{path.name}:{d.record}" for d in documents], name=path.name
     )
+
+
+def group_indices(groups: Sequence[Hashable]) -> tuple[list[Hashable], list[list[int]]]:
+    """Group keys in first-seen order and the positions of each group's members.
+
+    Here, not in the attacks, because attacks (a user's texts judged together) and utility
+    tasks (a user's distribution) both group texts by label, and utility must not depend on attacks.
+
+    >>> group_indices(["b", "a", "b"])
+    (['b', 'a'], [[0, 2], [1]])
+    """
+    order: dict[Hashable, list[int]] = {}
+    for position, key in enumerate(groups):
+        order.setdefault(key, []).append(position)
+    return list(order), list(order.values())
 
 
 def split_first_k(corpus: LabelledCorpus, known_per_label: int, unknown_per_label: int | None = None

@@ -8,6 +8,8 @@ names keep identifying authors).
 
 from __future__ import annotations
 
+import hashlib
+
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any, Protocol
@@ -134,10 +136,24 @@ class WordEmbeddings:
         self._embed_oov = lru_cache(maxsize=65536)(self.oov.embed)
         self._neighbour_indexes: dict[str, Any] = {}
         self._with_marks: dict[tuple[str, ...], WordEmbeddings] = {}
+        self._content_hash: str | None = None
 
     @property
     def dim(self) -> int:
         return int(self.vectors.shape[1])
+
+    def content_hash(self) -> str:
+        """A digest of the words and their vectors: a saved mechanism checks on load that it
+        decodes into the very vocabulary it was saved with (computed once; ~0.1 s for 30,000).
+
+        >>> WordEmbeddings(["a"], [[1.0]]).content_hash() == WordEmbeddings(["a"], [[1.0]], name="x").content_hash()
+        True
+        """
+        if self._content_hash is None:
+            digest = hashlib.sha256("\x00".join(self.words).encode("utf-8"))
+            digest.update(self.vectors.tobytes())
+            self._content_hash = digest.hexdigest()[:16]
+        return self._content_hash
 
     def __len__(self) -> int:
         return len(self.words)

@@ -28,7 +28,7 @@ from textveil.corpus.labelled import LabelledCorpus
 from textveil.errors import InvalidParameterError
 from textveil.evaluation.release_cache import ReleaseCache
 from textveil.evaluation.releasing import (
-    HARNESS_OPTIONS,
+    build_mechanism,
     check_mechanism_options,
     release_corpus,
     with_changed_fraction,
@@ -41,8 +41,10 @@ from textveil.evaluation.trainings import (
     check_trainings,
     line_label,
 )
-from textveil.evaluation.utility_tasks import UTILITY_RUNNERS, UtilityRunner
-from textveil.privacy.parameters import check_epsilon
+from textveil.evaluation.utility_tasks import UTILITY_TASKS, UtilityRunner
+from textveil.mechanisms.base import CorpusRelease, Mechanism
+from textveil.mechanisms.registry import MECHANISMS
+from textveil.privacy.secrets import Secret
 
 DEFAULT_UTILITY = ("topic-fasttext", "topic-5nn", "semantic-similarity")
 UNMODIFIED = "none"
@@ -54,7 +56,9 @@ class ExperimentPlan:
 
     mechanism: str = "emp"
     grid: list[float] = field(default_factory=lambda: [10.0, 15.0, 20.0, 25.0, 30.0])
-    parameter: str = "epsilon"
+    # The parameter the grid sweeps; "" means the mechanism's own (its registry entry says
+    # which: epsilon for emp, none for Random-R, whose grid is then empty).
+    parameter: str = ""
     attacks: list[str] = field(default_factory=lambda: list(DEFAULT_ATTACKS))
     utility: list[str] = field(default_factory=lambda: list(DEFAULT_UTILITY))
     seed: int | None = None
@@ -80,21 +84,40 @@ class EvaluationCorpora:
     utility_test: LabelledCorpus | None = None
 
 
+def swept_parameter(plan: ExperimentPlan) -> str | None:
+    """The name of the parameter the grid sweeps: the plan's, else the mechanism's own; None for
+    a mechanism that has none (its sweep is one release point)."""
+    entry = MECHANISMS.entry(plan.mechanism)
+    if plan.parameter:
+        return entry.parameter(plan.parameter).name
+    return entry.swept.name if entry.swept is not None else None
+
+
 def validate(plan: ExperimentPlan, corpora: EvaluationCorpora) -> None:
     """Every check that can fail, before any work starts."""
+    entry = MECHANISMS.entry(plan.mechanism)
     check_mechanism_options(plan.mechanism, plan.mechanism_options)
     check_trainings(plan.trainings)
-    if not plan.grid:
-        raise InvalidParameterError("the grid is empty; give at least one parameter value, e.g. --grid 10,20,30")
-    for value in plan.grid:
-        check_epsilon(value, name=f"{plan.parameter} {value!r} in the grid")
+    parameter = swept_parameter(plan)
+    if parameter is None and plan.grid:
+        raise InvalidParameterError(f"mechanism '{plan.mechanism}' has no parameter to sweep; leave out the grid")
+    if parameter is not None and not plan.grid:
+        raise InvalidParameterError(
+            f"the grid is empty; give at least one value of {parameter} for {plan.mechanism}, e.g. --grid 10,20,30")
+    if parameter is not None:
+        if parameter in plan.mechanism_options:
+            raise InvalidParameterError(f"{parameter} is swept by the grid; do not also give it as an option")
+        for value in plan.grid:  # the mechanism's own check, naming the value that fails
+            try:
+                entry.parameter(parameter).check(value)
+            except InvalidParameterError as error:
+                raise InvalidParameterError(f"{parameter} {value!r} in the grid: {error}") from None
     for name in plan.attacks:
-        if name not in ATTACKS:
-            raise InvalidParameterError(f"unknown attack '{name}'; run 'textveil attack --list' for the valid names")
+        ATTACKS.entry(name)  # an unknown name fails, naming where the valid ones are listed
     for name in plan.utility:
-        if name not in UTILITY_RUNNERS:
+        if name not in UTILITY_TASKS:
             raise InvalidParameterError(
-                f"unknown utility task '{name}'; valid tasks: {', '.join(sorted(UTILITY_RUNNERS))}"
+                f"unknown utility task '{name}'; valid tasks: {', '.join(sorted(UTILITY_TASKS.names()))}"
             )
     if plan.repeats < 1:
         raise InvalidParameterError(f"repeats must be at least 1, got {plan.repeats}")
@@ -217,15 +240,25 @@ def run_experiment(
 
     with ledger.timed("load embeddings"):
         embeddings = load_embeddings(plan.embeddings, plan.mechanism_options.get("vocab_size"), log=say)
-    sweep = _Sweep(plan, corpora, embeddings, ReleaseCache(cache_folder), ledger, say)
+    parameter = swept_parameter(plan)
+    first = {parameter: float(plan.grid[0])} if parameter is not None else {}
+    mechanism = build_mechanism(plan.mechanism, plan.mechanism_options, embeddings, **first)
+    if mechanism.learns:  # once per sweep, on clean training texts only: never on the released ones
+        training = _training_texts(corpora)
+        say(f"fitting mechanism {plan.mechanism} on {len(training)} training texts")
+        with ledger.timed("fit mechanism"):
+            mechanism.fit(training)
+    sweep = _Sweep(plan, corpora, embeddings, mechanism, parameter, ReleaseCache(cache_folder), ledger, say)
     with ledger.timed("fit attacks"):
         sweep.fit_clean_attacks()
     with ledger.timed("prepare utility tasks"):
         sweep.prepare_utility()
 
-    points_spec: list[float | None] = ([None] if plan.include_unmodified else []) + [float(v) for v in plan.grid]
-    ledger.total = sum(sweep.steps_per_point(value) for value in points_spec)
-    points = [sweep.measure_point(value) for value in points_spec]
+    points_spec = ([_Point(UNMODIFIED, None, released=False)] if plan.include_unmodified else []) + (
+        [_Point(f"{float(v):g}", float(v)) for v in plan.grid] if parameter is not None
+        else [_Point(plan.mechanism, None)])
+    ledger.total = sum(sweep.steps_per_point(point) for point in points_spec)
+    points = [sweep.measure_point(point) for point in points_spec]
 
     ledger.timings["total"] = round(time.perf_counter() - started, 3)
     has_utility_corpus = sweep.has_utility_corpus
@@ -233,7 +266,8 @@ def run_experiment(
         "textveil_version": _version(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": _machine(),
-        "plan": asdict(plan),
+        "plan": _shown_plan(plan, parameter),
+        "mechanism": mechanism.fingerprint(),
         "corpora": {
             role: _describe(corpus)
             for role, corpus in (
@@ -251,6 +285,33 @@ def run_experiment(
         "release_cache": {"hits": sweep.cache.hits, "misses": sweep.cache.misses,
                           "folder": str(cache_folder) if cache_folder else None},
     }
+
+
+@dataclass(frozen=True)
+class _Point:
+    """One point of a sweep: the unmodified text, a value of the swept parameter, or the one
+    release of a mechanism that has no parameter to sweep."""
+
+    label: str
+    value: float | None
+    released: bool = True
+
+
+def _training_texts(corpora: EvaluationCorpora) -> list[str]:
+    """What a learning mechanism is fitted on: the clean texts no point releases (the known
+    texts, and the utility corpus's training texts)."""
+    texts = list(corpora.risk_known.texts)
+    if corpora.utility_train is not None and corpora.utility_test is not None:
+        texts += corpora.utility_train.texts
+    return texts
+
+
+def _shown_plan(plan: ExperimentPlan, parameter: str | None) -> dict[str, Any]:
+    """The plan as results show it: the swept parameter named, a secret as its digest only."""
+    shown = asdict(plan)
+    shown["parameter"] = parameter or ""
+    shown["mechanism_options"] = {k: str(v) if isinstance(v, Secret) else v for k, v in plan.mechanism_options.items()}
+    return shown
 
 
 @dataclass
@@ -293,14 +354,14 @@ class _Measurement:
 
 
 class _Sweep:
-    """The state a sweep shares between its points: corpora, embeddings, fitted attacks,
-    prepared utility tasks, the release cache and the ledger."""
+    """The state a sweep shares between its points: corpora, embeddings, the mechanism (fitted
+    once), fitted attacks, prepared utility tasks, the release cache and the ledger."""
 
-    def __init__(self, plan: ExperimentPlan, corpora: EvaluationCorpora, embeddings: Any, cache: ReleaseCache,
-                 ledger: _Ledger, say: Callable[[str], None]) -> None:
+    def __init__(self, plan: ExperimentPlan, corpora: EvaluationCorpora, embeddings: Any, mechanism: Mechanism,
+                 parameter: str | None, cache: ReleaseCache, ledger: _Ledger, say: Callable[[str], None]) -> None:
         self.plan, self.corpora, self.embeddings, self.cache, self.ledger, self.say = (
             plan, corpora, embeddings, cache, ledger, say)
-        self.options = {k: v for k, v in plan.mechanism_options.items() if k not in HARNESS_OPTIONS}
+        self.mechanism, self.parameter = mechanism, parameter
         self.has_utility_corpus = corpora.utility_train is not None and corpora.utility_test is not None
         self.utility_train = corpora.utility_train if self.has_utility_corpus else corpora.risk_known
         self.utility_test = corpora.utility_test if self.has_utility_corpus else corpora.risk_unknown
@@ -309,10 +370,11 @@ class _Sweep:
 
     # -- set-up, once per sweep --------------------------------------------------------
 
-    def fit_attack(self, name: str, known_texts: list[str]) -> Any:
-        """A fresh attack fitted on ``known_texts`` (clean or released) and the known labels."""
+    def fit_attack(self, name: str, known_texts: list[str], labels: list[str] | None = None) -> Any:
+        """A fresh attack fitted on ``known_texts`` (clean or released) and their labels (by
+        default the known labels; a released new corpus brings its own)."""
         attack = make_attack(name, shared={"embeddings": self.embeddings, "random_state": self.plan.seed})
-        attack.fit(list(known_texts), list(self.corpora.risk_known.labels))
+        attack.fit(list(known_texts), list(labels if labels is not None else self.corpora.risk_known.labels))
         return attack
 
     def fit_clean_attacks(self) -> None:
@@ -328,9 +390,13 @@ class _Sweep:
 
     def prepare_utility(self) -> None:
         for name in self.plan.utility:
-            runner = UTILITY_RUNNERS[name](embeddings=self.embeddings, seed=self.plan.seed)
+            runner = UTILITY_TASKS.make(name, embeddings=self.embeddings, seed=self.plan.seed)
             if runner.needs_topic_labels and not self.has_utility_corpus:
                 self.say(f"utility task {name} skipped: it needs a utility corpus with topic labels (--utility-corpus)")
+                continue
+            if self.mechanism.corpus_level and UTILITY_TASKS.entry(name).needs_aligned_pairs:
+                self.say(f"utility task {name} skipped: {self.plan.mechanism} releases a new corpus, and {name} "
+                         "compares each text with its own release")
                 continue
             self.say(f"preparing utility task {name}")
             with self.ledger.timed(f"prepare {name}", self.ledger.task_seconds):
@@ -339,113 +405,121 @@ class _Sweep:
 
     # -- per point ---------------------------------------------------------------------
 
-    def trainings_at(self, value: float | None) -> list[str]:
+    def trainings_at(self, point: _Point) -> list[str]:
         """The trainings measured at a point: the unmodified text is measured once, clean."""
-        return ["clean"] if value is None else list(self.plan.trainings)
+        return list(self.plan.trainings) if point.released else ["clean"]
 
-    def steps_per_point(self, value: float | None) -> int:
-        releases = 1 if value is None else self.plan.repeats
-        trainings = self.trainings_at(value)
+    def steps_per_point(self, point: _Point) -> int:
+        releases = self.plan.repeats if point.released else 1
+        trainings = self.trainings_at(point)
         per_release = 1 + len(self.plan.attacks) * len(trainings) + ("release" in trainings) + len(self.runners)
         return releases * per_release
 
-    def measure_point(self, value: float | None) -> dict[str, Any]:
+    def measure_point(self, point: _Point) -> dict[str, Any]:
         plan = self.plan
-        label = UNMODIFIED if value is None else f"{value:g}"
-        # The unmodified text has no randomness: one measurement says all there is.
-        seeds = [point_seed(plan.seed, value, repeat) for repeat in range(1 if value is None else plan.repeats)]
-        point: dict[str, Any] = {"label": label, "parameter": value, "seed": seeds[0], "seconds": {}}
+        # The unmodified text has no randomness: one measurement says all there is. A mechanism
+        # without a swept parameter seeds its one point as the value 0 would be.
+        seed_value = point.value if point.value is not None else (0.0 if point.released else None)
+        seeds = [point_seed(plan.seed, seed_value, repeat) for repeat in range(plan.repeats if point.released else 1)]
+        result: dict[str, Any] = {"label": point.label, "parameter": point.value, "seed": seeds[0], "seconds": {}}
         if len(seeds) > 1:
-            point["seeds"] = seeds
-        measured = [self.measure_release(value, label, seed, point["seconds"]) for seed in seeds]
-        point["release"] = combine_release_stats([m.release for m in measured])
+            result["seeds"] = seeds
+        measured = [self.measure_release(point, seed, result["seconds"]) for seed in seeds]
+        result["release"] = combine_release_stats([m.release for m in measured])
         known_releases = [m.known_release for m in measured if m.known_release is not None]
         if known_releases:  # what the release-trained attacks were fitted on
-            point["known_release"] = combine_release_stats(known_releases)
+            result["known_release"] = combine_release_stats(known_releases)
         for training in plan.trainings:
             # at the unmodified point every training reads the one clean measurement
             source = training if training in measured[0].attacks else "clean"
-            point[TRAINING_KEYS[training]] = {
+            result[TRAINING_KEYS[training]] = {
                 name: {**combine_attack_results([m.attacks[source][name] for m in measured]), "training": training}
                 for name in plan.attacks
             }
-        if value is None and "release" in plan.trainings:
-            point["release_training_is_clean"] = True
-        point["risk"] = best_attack(point)
-        point["utility"] = {name: combine_utility_results([m.utility[name] for m in measured]) for name in self.runners}
-        self.say(_point_summary(plan.parameter, point, len(seeds)))
-        return point
+        if not point.released and "release" in plan.trainings:
+            result["release_training_is_clean"] = True
+        result["risk"] = best_attack(result)
+        result["utility"] = {name: combine_utility_results([m.utility[name] for m in measured]) for name in self.runners}
+        self.say(_point_summary(self.parameter or plan.mechanism, result, len(seeds)))
+        return result
 
-    def measure_release(self, value: float | None, label: str, seed: int | None,
-                        seconds: dict[str, float]) -> _Measurement:
+    def measure_release(self, point: _Point, seed: int | None, seconds: dict[str, float]) -> _Measurement:
         """Release the point once (its unknown, utility and, for release training, known
         texts), score every attack under every training and every utility task on it."""
-        stage = f"{self.plan.parameter} {label}"
+        stage = f"{self.parameter} {point.label}" if self.parameter else point.label
         ledger, books = self.ledger, (self.ledger.timings, seconds)
         seeds = dict(zip(RELEASE_ROLES, _point_seeds(seed, len(RELEASE_ROLES))))
-        release_stats = _empty_stats(value)
+        release_stats = _empty_stats(point)
         with ledger.timed("release", *books):
-            released_risk = self.release(self.corpora.risk_unknown, value, seeds["risk"], release_stats)
-            released_utility = (self.release(self.utility_test, value, seeds["utility"], release_stats)
+            released_risk = self.release(self.corpora.risk_unknown, point, seeds["risk"], release_stats)
+            released_utility = (self.release(self.utility_test, point, seeds["utility"], release_stats)
                                 if self.has_utility_corpus else released_risk)
         ledger.step(f"{stage}: released")
         measurement = _Measurement({}, {}, with_changed_fraction(release_stats))
+        unknown_labels = released_risk.labels if released_risk.labels is not None else self.corpora.risk_unknown.labels
 
-        if "clean" in self.trainings_at(value):
+        if "clean" in self.trainings_at(point):
             with ledger.timed("attacks", *books):
                 measurement.attacks["clean"] = {
-                    name: self.score(name, attack, released_risk, "clean", stage)
+                    name: self.score(name, attack, released_risk.texts, unknown_labels, "clean", stage)
                     for name, attack in self.clean_attacks.items()
                 }
-        if "release" in self.trainings_at(value):
-            known_stats = _empty_stats(value)
+        if "release" in self.trainings_at(point):
+            known_stats = _empty_stats(point)
             with ledger.timed("release known texts", *books):
-                released_known = self.release(self.corpora.risk_known, value, seeds["known"], known_stats)
+                released_known = self.release(self.corpora.risk_known, point, seeds["known"], known_stats)
             ledger.step(f"{stage}: released known texts")
             measurement.known_release = with_changed_fraction(known_stats)
             with ledger.timed("attacks (release-trained)", *books):
                 measurement.attacks["release"] = {
-                    name: self.score(name, self.fit_release_trained(name, released_known), released_risk,
-                                     "release", stage)
+                    name: self.score(name, self.fit_release_trained(name, released_known), released_risk.texts,
+                                     unknown_labels, "release", stage)
                     for name in self.plan.attacks
                 }
 
         with ledger.timed("utility", *books):
             for name, runner in self.runners.items():
                 with ledger.timed(f"measure {name}", ledger.task_seconds):
-                    measurement.utility[name] = runner.measure(released_utility)
+                    measurement.utility[name] = runner.measure(
+                        released_utility.texts, None if released_utility.aligned else released_utility.labels)
                 ledger.step(f"{stage}: {name}")
         return measurement
 
-    def release(self, corpus: LabelledCorpus, value: float | None, seed: int | None,
-                stats: dict[str, Any]) -> list[str]:
-        """A corpus released at one grid point (the unmodified point is the text itself)."""
-        if value is None:
-            return list(corpus.texts)
-        parameters = {self.plan.parameter: value, **self.options}
-        return release_corpus(self.plan.mechanism, parameters, self.embeddings, corpus, seed, self.cache, stats=stats)
+    def release(self, corpus: LabelledCorpus, point: _Point, seed: int | None, stats: dict[str, Any]) -> CorpusRelease:
+        """A corpus released at one point (the unmodified point is the text itself), its
+        statistics added to ``stats`` whether it was released now or read from the cache."""
+        if not point.released:
+            return CorpusRelease(list(corpus.texts), list(corpus.labels), True, {})
+        changes: dict[str, Any] = {"seed": seed}
+        if self.parameter is not None:
+            changes[self.parameter] = point.value
+        released = release_corpus(self.mechanism.with_params(**changes), corpus, self.cache)
+        for key, count in released.stats.items():
+            stats[key] = stats.get(key, 0) + count
+        return released
 
-    def fit_release_trained(self, name: str, released_known: list[str]) -> Any:
+    def fit_release_trained(self, name: str, released_known: CorpusRelease) -> Any:
         with self.ledger.timed(f"fit {line_label(name, 'release')}", self.ledger.task_seconds):
-            return self.fit_attack(name, released_known)
+            return self.fit_attack(name, released_known.texts, released_known.labels)
 
-    def score(self, name: str, attack: Any, released_unknown: list[str], training: str, stage: str) -> dict[str, Any]:
+    def score(self, name: str, attack: Any, released_unknown: list[str], labels: list[str], training: str,
+              stage: str) -> dict[str, Any]:
         """Top-k identification by a fitted attack of the released unknown texts' authors."""
         task = line_label(name, training) if training != "clean" else name
-        unknown, plan = self.corpora.risk_unknown, self.plan
+        plan = self.plan
         with self.ledger.timed(f"attack {task}", self.ledger.task_seconds):
             # fit=False: the attack is already fitted, so the known texts passed are not read
             result = evaluate_attack(
-                attack, [], [], released_unknown, unknown.labels,
+                attack, [], [], released_unknown, labels,
                 top_k=plan.top_k, collapse_per_label=plan.collapse_per_label, fit=False,
             ).to_dict()
         self.ledger.step(f"{stage}: {line_label(name, training)}")
         return result
 
 
-def _empty_stats(value: float | None) -> dict[str, Any]:
+def _empty_stats(point: _Point) -> dict[str, Any]:
     """Release statistics before any release: the unmodified text protects no word."""
-    return {"words_protected": 0} if value is None else {"words_protected": 0, "words_changed": 0}
+    return {"words_protected": 0, "words_changed": 0} if point.released else {"words_protected": 0}
 
 
 def _point_summary(parameter: str, point: dict[str, Any], releases: int) -> str:

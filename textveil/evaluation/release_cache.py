@@ -1,5 +1,8 @@
-"""Releases cached by (mechanism, parameters, corpus content): re-running a report does not
-release again. Only seeded releases are cached: an unseeded release is meant to be fresh."""
+"""Releases cached by (mechanism fingerprint, seed, corpus content): re-running a report does
+not release again. Only seeded releases are cached: an unseeded release is meant to be fresh.
+
+An entry holds the released texts, their labels, whether they are aligned with the input and
+the release's statistics, so a release read back reports what it protected."""
 
 from __future__ import annotations
 
@@ -11,14 +14,16 @@ from typing import Any
 
 from textveil.corpus.labelled import LabelledCorpus
 from textveil.corpus.writing import atomic_write_text
+from textveil.mechanisms.base import CorpusRelease
 
 
-def release_key(mechanism: str, parameters: dict[str, Any], corpus: LabelledCorpus) -> str:
+def release_key(fingerprint: dict[str, Any], seed: int, corpus: LabelledCorpus) -> str:
     """A digest of everything a release depends on, the textveil version included: a new
-    version may release differently (a fixed mechanism), so it never reads an older release."""
+    version may release differently (a fixed mechanism), so it never reads an older release.
+    ``fingerprint`` shows secrets as digests only (:meth:`Mechanism.fingerprint`)."""
     from textveil import __version__
 
-    payload = json.dumps({"mechanism": mechanism, "parameters": parameters, "corpus": corpus.content_hash(),
+    payload = json.dumps({"mechanism": fingerprint, "seed": seed, "corpus": corpus.content_hash(),
                           "textveil": __version__}, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
 
@@ -31,19 +36,29 @@ class ReleaseCache:
         self.hits = 0
         self.misses = 0
 
-    def get_or_release(self, key: str | None, release: Callable[[], list[str]], expected: int) -> list[str]:
-        """The cached texts for ``key``, or ``release()`` (then stored when ``key`` is given)."""
+    def get_or_release(self, key: str | None, release: Callable[[], CorpusRelease], expected: int) -> CorpusRelease:
+        """The cached release for ``key``, or ``release()`` (then stored when ``key`` is given).
+        An aligned release must hold ``expected`` texts, else it is released again."""
         path = self.folder / f"{key}.json" if (self.folder is not None and key is not None) else None
         if path is not None and path.is_file():
-            try:
-                texts = json.loads(path.read_text(encoding="utf-8"))
-                if isinstance(texts, list) and len(texts) == expected:
-                    self.hits += 1
-                    return texts
-            except (OSError, ValueError):
-                pass  # a damaged cache entry is simply released again
+            cached = _read(path, expected)
+            if cached is not None:
+                self.hits += 1
+                return cached
         self.misses += 1
-        texts = release()
+        released = release()
         if path is not None:
-            atomic_write_text(path, json.dumps(texts, ensure_ascii=False))
-        return texts
+            atomic_write_text(path, json.dumps(released.to_dict(), ensure_ascii=False))
+        return released
+
+
+def _read(path: Path, expected: int) -> CorpusRelease | None:
+    """A cache entry, or None when it is damaged or of an older layout (released again)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        release = CorpusRelease(list(data["texts"]), data["labels"], bool(data["aligned"]), dict(data["stats"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if release.aligned and len(release.texts) != expected:
+        return None
+    return release

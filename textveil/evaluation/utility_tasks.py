@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from textveil.corpus.labelled import LabelledCorpus
+from textveil.registry import Entry, Registry
 
 
 class UtilityRunner:
@@ -28,12 +29,17 @@ class UtilityRunner:
     def prepare(self, train: LabelledCorpus, test: LabelledCorpus) -> None:
         self.train, self.test = train, test
 
-    def measure(self, released: list[str]) -> dict[str, Any]:
-        value = float(self.value(released))
+    def measure(self, released: list[str], labels: list[str] | None = None) -> dict[str, Any]:
+        """The task on a release: ``labels`` are given for a released corpus that is not
+        aligned with the test texts (only tasks that need no aligned pairs take it)."""
+        value = float(self.value(released) if labels is None else self.value_unaligned(released, labels))
         return {"value": value, "metric": self.metric, "higher_is_better": self.higher_is_better}
 
     def value(self, released: list[str]) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def value_unaligned(self, released: list[str], labels: list[str]) -> float:
+        raise NotImplementedError(f"{type(self).__name__} compares each text with its own release")
 
 
 class TopicNearestNeighbours(UtilityRunner):
@@ -116,8 +122,8 @@ class SemanticSimilarityRunner(UtilityRunner):
         self.model = SemanticSimilarity()
         self.original_vectors = self.model.embed(test.texts)
 
-    def measure(self, released: list[str]) -> dict[str, Any]:
-        return {**super().measure(released), "precision": self.model.precision}
+    def measure(self, released: list[str], labels: list[str] | None = None) -> dict[str, Any]:
+        return {**super().measure(released, labels), "precision": self.model.precision}
 
     def value(self, released: list[str]) -> float:
         import numpy as np
@@ -156,6 +162,12 @@ class PerLabelComparison(UtilityRunner):
         assert self.test is not None
         return getattr(utility, self.function)(self.test.texts, released, self.test.labels)
 
+    def value_unaligned(self, released: list[str], labels: list[str]) -> float:
+        import textveil.utility as utility
+
+        assert self.test is not None
+        return getattr(utility, self.function)(self.test.texts, released, self.test.labels, labels)
+
 
 class UnigramCosine(PerLabelComparison):
     metric = "per-label unigram cosine"
@@ -185,15 +197,28 @@ class EarthMoversRunner(UtilityRunner):
         return mean_earth_movers_distance(self.test.texts, released, self.embeddings)
 
 
-UTILITY_RUNNERS: dict[str, type[UtilityRunner]] = {
-    "topic-fasttext": TopicFastText,
-    "topic-fasttext-pretrained": TopicFastTextPretrained,
-    "topic-5nn": TopicNearestNeighbours,
-    "semantic-similarity": SemanticSimilarityRunner,
-    "stylometric-l2": StylometricDistanceRunner,
-    "unigram-cosine": UnigramCosine,
-    "bigram-cosine": BigramCosine,
-    "sentiment-cosine": SentimentCosine,
-    "classification-f1": ReleaseClassificationF1,
-    "earth-movers": EarthMoversRunner,
-}
+UTILITY_TASKS = Registry("utility task", "run 'textveil evaluate --help' for the valid names")
+"""Every utility task the harness runs: the one list (faces list it, the sweep makes runners from it)."""
+for _name, _runner, _aligned, _description in (
+    ("topic-fasttext", "TopicFastText", True,
+     "fastText topic accuracy on the release, trained on clean texts (paper 001 DRtopic; higher keeps more)"),
+    ("topic-fasttext-pretrained", "TopicFastTextPretrained", True,
+     "as topic-fasttext, with word vectors started from the sweep's embeddings (paper 001's setting)"),
+    ("topic-5nn", "TopicNearestNeighbours", True,
+     "5-NN topic accuracy by distance between mean word vectors (paper 001 SRtopic)"),
+    ("semantic-similarity", "SemanticSimilarityRunner", True,
+     "mean cosine of all-MiniLM-L6-v2 sentence embeddings, original vs release (stands for paper 002's USE)"),
+    ("stylometric-l2", "StylometricDistanceRunner", True,
+     "mean L2 distance of standardised writeprints features, original vs release (paper 002; higher = style moved more)"),
+    ("unigram-cosine", "UnigramCosine", False,
+     "per-user cosine of unigram counts, originals vs releases, averaged over users (paper 004)"),
+    ("bigram-cosine", "BigramCosine", False,
+     "per-user cosine of bigram counts, originals vs releases, averaged over users (paper 004)"),
+    ("sentiment-cosine", "SentimentCosine", False,
+     "cosine of the per-user mean VADER compound sentiment vectors, originals vs releases (paper 004)"),
+    ("classification-f1", "ReleaseClassificationF1", True,
+     "macro F1 on the release of a tf-idf linear classifier trained on original texts (paper 004)"),
+    ("earth-movers", "EarthMoversRunner", True,
+     "mean Earth Mover's distance between content-word vector bags, original vs release (paper 001; lower keeps more)"),
+):
+    UTILITY_TASKS.add(Entry(_name, f"{__name__}:{_runner}", _description, needs_aligned_pairs=_aligned))

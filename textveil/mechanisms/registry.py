@@ -1,25 +1,80 @@
-"""Mechanisms by name, for the faces (CLI, service) and the evaluation harness."""
+"""Mechanisms by name, for the faces (CLI, service) and the evaluation harness.
+
+Each entry is data (:class:`~textveil.registry.Entry`): listing mechanisms or parsing their
+parameters imports none of them. The parameters declared here are the ones each mechanism's
+constructor checks (:meth:`~textveil.mechanisms.base.Mechanism._check_parameters`), so a face
+and the library cannot disagree about them.
+
+>>> [entry.name for entry in MECHANISMS.entries()][:3], MECHANISMS.entry("syntf").guarantee
+(['emp', 'random', 'syntf'], 'dp')
+>>> MECHANISMS.entry("emp").swept.name, MECHANISMS.entry("random").swept is None
+('epsilon', True)
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from textveil.errors import InvalidParameterError
-from textveil.mechanisms.earth_movers import EarthMoversPrivacy
+from textveil.registry import Entry, Parameter, Registry
 
-MECHANISMS: dict[str, type] = {"emp": EarthMoversPrivacy}
+MECHANISMS = Registry("mechanism", "run 'textveil mechanisms' for the valid names")
+
+SEED = Parameter("seed", int, "seed for a reproducible release (default: OS entropy)", None, minimum=-1)
+EPSILON = Parameter("epsilon", float, "privacy per token (> 0)", minimum=0.0, swept=True)
+LAYOUT = Parameter("layout", str, "public: every token privatised, casing and spacing written by a public rule; "
+                   "keep: the input's casing, punctuation and spacing copied (NOT protected)", "public",
+                   choices=("public", "keep"))
+
+MECHANISMS.add(Entry(
+    "emp", "textveil.mechanisms.earth_movers:EarthMoversPrivacy",
+    "Earth Mover's privacy (paper 001): n-dimensional Laplace noise on each token's vector, nearest-word decoding",
+    guarantee="metric",
+    grid=(10.0, 15.0, 20.0, 25.0, 30.0),
+    parameters=(
+        Parameter("epsilon", float, "privacy per token, in inverse units of the embedding space (> 0)",
+                  minimum=0.0, swept=True),
+        Parameter("decode", str, "nearest-word decoding: exact, or approx (k-means inverted lists)", "exact",
+                  choices=("exact", "approx")),
+        Parameter("keep_stop_words", bool, "leave stop words unchanged (they are then unprotected)", False),
+        Parameter("oov", str, "words outside the vocabulary: perturb, keep (unprotected) or drop", "perturb",
+                  choices=("perturb", "keep", "drop")),
+        Parameter("output", str, "text, or bag: a sorted bag of content words (paper 001's Theorem 4)", "text",
+                  choices=("text", "bag")),
+        LAYOUT,
+        SEED,
+    ),
+))
+MECHANISMS.add(Entry(
+    "random", "textveil.mechanisms.random_replacement:RandomReplacement",
+    "Random-R (paper 002's baseline): every token replaced by a uniformly random vocabulary entry; the floor "
+    "of utility",
+    guarantee="dp",
+    parameters=(LAYOUT, SEED),
+))
+MECHANISMS.add(Entry(
+    "syntf", "textveil.mechanisms.syntf:SynTF",
+    "SynTF (Weggenmann and Kerschbaum 2018) as paper 002 ran it: each output token drawn by the exponential "
+    "mechanism over the vocabulary, rated by the input document",
+    guarantee="dp",
+    # The top-rated word outweighs the ~30,000 others together once epsilon/2 > ln 30,000 ~ 10.3.
+    grid=(5.0, 10.0, 20.0, 30.0, 50.0),
+    parameters=(
+        EPSILON,
+        Parameter("rating", str, "tfidf: the word's tf-idf in the document over the document's largest; "
+                  "similarity: its largest cosine to a word of the document; both in [0, 1]", "tfidf",
+                  choices=("tfidf", "similarity")),
+        LAYOUT,
+        SEED,
+    ),
+))
 
 
 def mechanism_class(name: str) -> type:
-    """The mechanism class registered under ``name``; a clear error lists the valid names."""
-    try:
-        return MECHANISMS[name]
-    except KeyError:
-        raise InvalidParameterError(
-            f"unknown mechanism '{name}'; valid mechanisms: {', '.join(sorted(MECHANISMS))}"
-        ) from None
+    """The mechanism class registered under ``name`` (imported now); a clear error lists the valid names."""
+    return MECHANISMS.load(name)
 
 
-def make_mechanism(name: str, **parameters: Any) -> Any:
-    """Construct a mechanism by name with its parameters."""
-    return mechanism_class(name)(**parameters)
+def make_mechanism(name: str, shared: dict[str, Any] | None = None, **parameters: Any) -> Any:
+    """A mechanism by name with its parameters; ``shared`` resources (embeddings) go to the
+    mechanisms whose constructor takes them."""
+    return MECHANISMS.make(name, shared=shared, **parameters)

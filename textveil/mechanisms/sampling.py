@@ -62,3 +62,120 @@ def sample_laplace_noise(
     radii = rng.gamma(shape=dim, scale=1.0 / epsilon, size=count)
     directions = sample_unit_directions(count, dim, direction_rng if direction_rng is not None else rng)
     return directions * radii[:, None]
+
+
+# The exponential mechanism (McSherry and Talwar 2007): choose one of V candidates with
+# Pr[w] proportional to exp(epsilon * score(x, w) / (2 * sensitivity)).
+
+GUMBEL_BLOCK_DRAWS = 4_000_000  # at most this many Gumbel draws (32 MB) held at once
+
+
+def _check_count(value: object, name: str, minimum: int = 0) -> int:
+    """``value`` as an int >= ``minimum``, or a one-line error naming ``name``."""
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < minimum:
+        raise InvalidParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _shifted_exponents(scores: object, epsilon: float, sensitivity: float) -> np.ndarray:
+    """epsilon * score / (2 * sensitivity), shifted so each row's largest entry is exactly 0."""
+    epsilon = check_epsilon(epsilon)
+    sensitivity = check_epsilon(sensitivity, name="sensitivity")
+    try:
+        values = np.asarray(scores, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidParameterError("scores must be a numeric array of shape (V,) or (batch, V)") from None
+    if values.ndim not in (1, 2) or values.shape[-1] == 0:
+        raise InvalidParameterError(f"scores must have shape (V,) or (batch, V) with V >= 1, got shape {values.shape}")
+    if not np.all(np.isfinite(values)):
+        raise InvalidParameterError("scores must all be finite; replace NaN or infinite ratings before sampling")
+    if values.shape[0] == 0:
+        return values
+    # Shifting by the row maximum before scaling keeps every exponent <= 0 (no overflow in exp,
+    # whatever epsilon * score is); capping the scale avoids inf * 0 = NaN at the maximum, and
+    # the floor keeps exponents finite when an overflowing gap would make them -inf.
+    scale = min(epsilon / 2.0 / sensitivity, float(np.finfo(np.float64).max))
+    with np.errstate(over="ignore"):
+        shifted = (values - values.max(axis=-1, keepdims=True)) * scale
+    return np.maximum(shifted, np.finfo(np.float64).min)
+
+
+def exponential_mechanism_log_probabilities(scores: object, epsilon: float, sensitivity: float = 1.0) -> np.ndarray:
+    """log Pr[w] = epsilon * score(w) / (2 * sensitivity) - log sum_v exp(epsilon * score(v) / (2 * sensitivity)).
+
+    ``scores`` is (V,) or (batch, V) of finite ratings, higher meaning more likely; the
+    result has the same shape, each row normalised over the last axis. ``sensitivity`` is
+    Delta = max over w of |score(x, w) - score(x', w)| for ANY two inputs x, x'; the factor
+    2 is what makes the mechanism epsilon-DP for such x, x' (one Delta/2 from the numerator,
+    one from the normaliser). Stable for V of 10^5 and more and for huge epsilon * score:
+    finite for finite input (exponents below the float range are floored, not -inf).
+
+    >>> lp = exponential_mechanism_log_probabilities([0.0, 1.0], epsilon=2.0)
+    >>> np.round(np.exp(lp), 4), round(float(lp[1] - lp[0]), 6)  # log ratio epsilon * 1 / 2
+    (array([0.2689, 0.7311]), 1.0)
+    """
+    shifted = _shifted_exponents(scores, epsilon, sensitivity)
+    # After the shift each row holds an exact 0, so the sum lies in [1, V]: its log is safe.
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def exponential_mechanism_probabilities(scores: object, epsilon: float, sensitivity: float = 1.0) -> np.ndarray:
+    """exp of :func:`exponential_mechanism_log_probabilities`: each row sums to 1.
+
+    >>> exponential_mechanism_probabilities([[3.0, 3.0], [0.0, 1e9]], epsilon=1.0)
+    array([[0.5, 0.5],
+           [0. , 1. ]])
+    """
+    return np.exp(exponential_mechanism_log_probabilities(scores, epsilon, sensitivity))
+
+
+def sample_exponential_mechanism(
+    scores: object,
+    epsilon: float,
+    rng: np.random.Generator,
+    sensitivity: float = 1.0,
+    size: int | None = None,
+    *,
+    block_rows: int | None = None,
+) -> np.ndarray:
+    """Indices drawn by the exponential mechanism (int64); epsilon-DP, see the log-probabilities.
+
+    Shapes: 1-D scores (V,) give a 0-d array for ``size=None`` (``int(result)`` is the index)
+    and an (n,) array of n independent draws for ``size=n``, by inverse CDF (O(V + n log V)).
+    2-D scores (batch, V) give a (batch,) array, one draw per row, by the Gumbel-max trick:
+    argmax(exponent + Gumbel noise) is distributed as the softmax of the exponents. Rows are
+    processed ``block_rows`` at a time (default: about GUMBEL_BLOCK_DRAWS draws per block);
+    the Gumbels come from ``rng`` in row order, one stream, so for a given seed the result
+    and the generator's state afterwards do not depend on the block size.
+
+    >>> sample_exponential_mechanism([0.0, 1.0, 50.0], 1.0, make_rng(0), size=4)
+    array([2, 2, 2, 2])
+    >>> sample_exponential_mechanism([[0.0, 1e6], [1e6, 0.0]], 1.0, make_rng(0))
+    array([1, 0])
+    """
+    shifted = _shifted_exponents(scores, epsilon, sensitivity)
+    if size is not None:
+        size = _check_count(size, "size")
+    if shifted.ndim == 1:
+        probabilities = np.exp(shifted)
+        return np.asarray(rng.choice(shifted.shape[0], size=size, p=probabilities / probabilities.sum()), dtype=np.int64)
+    if size is not None:
+        raise InvalidParameterError("size applies to 1-D scores only; 2-D scores give one draw per row, pass size=None")
+    batch, vocabulary = shifted.shape
+    step = max(1, GUMBEL_BLOCK_DRAWS // vocabulary) if block_rows is None else _check_count(block_rows, "block_rows", 1)
+    chosen = np.empty(batch, dtype=np.int64)
+    for start in range(0, batch, step):
+        block = shifted[start:start + step]
+        chosen[start:start + step] = np.argmax(block + rng.gumbel(size=block.shape), axis=1)
+    return chosen
+
+
+def sample_uniform_indices(count: int, vocabulary_size: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` indices uniform on [0, vocabulary_size) (int64): the epsilon -> 0 limit (Random-R).
+
+    >>> sample_uniform_indices(5, 3, make_rng(0))
+    array([2, 1, 1, 0, 0])
+    """
+    count = _check_count(count, "count")
+    vocabulary_size = _check_count(vocabulary_size, "vocabulary_size", 1)
+    return rng.integers(0, vocabulary_size, size=count, dtype=np.int64)

@@ -1,4 +1,9 @@
-"""Guarantees and their arithmetic, calibration of privacy parameters."""
+"""Guarantees and their arithmetic, and checks of privacy parameters.
+
+Pure arithmetic: nothing here imports a mechanism, an attack, an experiment or a plotting
+library (tests/test_layering.py checks it). Measuring what an epsilon does to words by
+sampling the mechanism is an experiment: :mod:`textveil.evaluation.calibration`.
+"""
 
 from textveil.privacy.earth_movers import (
     earth_movers_distance,

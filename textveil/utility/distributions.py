@@ -17,7 +17,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from textveil.attacks.base import group_indices
+from textveil.corpus.labelled import group_indices
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import InvalidParameterError
 from textveil.utility.preprocess import check_parallel, content_words, words
@@ -30,8 +30,12 @@ def per_user_ngram_cosines(
     n: int = 1,
     *,
     drop_stop_words: bool = False,
+    release_users: Sequence[Hashable] | None = None,
 ) -> dict[Hashable, float]:
     """Per user, the cosine between the n-gram counts of their originals and of their releases.
+
+    ``release_users`` labels the releases when they are not aligned with the originals (a
+    released corpus of new texts, each labelled with the user it stands for).
 
     Words are lower-cased and punctuation dropped (:func:`~textveil.utility.preprocess.words`);
     n-grams do not cross text boundaries. One vocabulary is fitted on originals and releases
@@ -44,7 +48,12 @@ def per_user_ngram_cosines(
     """
     from sklearn.feature_extraction.text import CountVectorizer
 
-    check_parallel(originals, releases, users)
+    if release_users is None:
+        check_parallel(originals, releases, users)
+        release_users = users
+    else:
+        check_parallel(originals, users)
+        check_parallel(releases, release_users)
     if n < 1:
         raise InvalidParameterError(f"n-grams need n >= 1, got {n}")
     vectorizer = CountVectorizer(
@@ -56,13 +65,14 @@ def per_user_ngram_cosines(
     except ValueError:  # "empty vocabulary": not one n-gram anywhere
         counts = None
     half = len(originals)
+    released_rows = dict(zip(*group_indices(list(release_users))))
     cosines: dict[Hashable, float] = {}
     for user, rows in zip(*group_indices(list(users))):
         if counts is None:
             cosines[user] = 1.0
             continue
         a = np.asarray(counts[rows].sum(axis=0), dtype=np.float64).ravel()
-        b = np.asarray(counts[[half + r for r in rows]].sum(axis=0), dtype=np.float64).ravel()
+        b = np.asarray(counts[[half + r for r in released_rows.get(user, [])]].sum(axis=0), dtype=np.float64).ravel()
         cosines[user] = cosine(a, b)
     return cosines
 
@@ -91,24 +101,28 @@ def ngram_cosine(
     n: int = 1,
     *,
     drop_stop_words: bool = False,
+    release_users: Sequence[Hashable] | None = None,
 ) -> float:
     """The mean over users of :func:`per_user_ngram_cosines` (paper 004's utility measure).
 
     >>> round(ngram_cosine(["the cat sat", "a dog ran"], ["the cat sat", "a dog sat"], ["u", "v"], n=2), 4)
     0.75
     """
-    cosines = per_user_ngram_cosines(originals, releases, users, n, drop_stop_words=drop_stop_words)
+    cosines = per_user_ngram_cosines(originals, releases, users, n, drop_stop_words=drop_stop_words,
+                                     release_users=release_users)
     return float(np.mean(list(cosines.values())))
 
 
-def unigram_cosine(originals: Sequence[str], releases: Sequence[str], users: Sequence[Hashable]) -> float:
+def unigram_cosine(originals: Sequence[str], releases: Sequence[str], users: Sequence[Hashable],
+                   release_users: Sequence[Hashable] | None = None) -> float:
     """Mean per-user unigram cosine (paper 004, Table 2 "Uni-gram")."""
-    return ngram_cosine(originals, releases, users, 1)
+    return ngram_cosine(originals, releases, users, 1, release_users=release_users)
 
 
-def bigram_cosine(originals: Sequence[str], releases: Sequence[str], users: Sequence[Hashable]) -> float:
+def bigram_cosine(originals: Sequence[str], releases: Sequence[str], users: Sequence[Hashable],
+                  release_users: Sequence[Hashable] | None = None) -> float:
     """Mean per-user bigram cosine (paper 004, Table 2 "Bi-gram")."""
-    return ngram_cosine(originals, releases, users, 2)
+    return ngram_cosine(originals, releases, users, 2, release_users=release_users)
 
 
 def text_earth_movers_distance(original: str, release: str, embeddings: WordEmbeddings) -> float:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from textveil.text.stopwords import english_stop_words
+from textveil.text.stopwords import is_stop_word
 from textveil.text.tokenize import tokenize, word_key
 
 
@@ -25,10 +25,8 @@ def words(text: str, *, drop_stop_words: bool = False) -> list[str]:
     keys = (word_key(token.text) for token in tokenize(text) if token.is_word)
     if not drop_stop_words:
         return list(keys)
-    stop = english_stop_words()
-    # The tokenizer keeps contractions whole; "it's" or "we're" is not in scikit-learn's list
-    # but is as contentless as its first part, which is.
-    return [key for key in keys if key not in stop and key.split("'")[0] not in stop]
+    # The one stop-word rule (contractions such as "it's" included) that the mechanism uses too.
+    return [key for key in keys if not is_stop_word(key)]
 
 
 def content_words(text: str) -> list[str]:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from textveil.attacks.base import group_indices
+from textveil.corpus.labelled import group_indices
 from textveil.errors import TextveilError
 from textveil.utility.distributions import cosine
 from textveil.utility.preprocess import check_parallel
@@ -86,9 +86,13 @@ class SentimentComparison:
 
 
 def compare_sentiment(
-    originals: Sequence[str], releases: Sequence[str], users: Sequence[Hashable]
+    originals: Sequence[str], releases: Sequence[str], users: Sequence[Hashable],
+    release_users: Sequence[Hashable] | None = None,
 ) -> SentimentComparison:
     """Score originals and releases with VADER once and compare them every way.
+
+    ``release_users`` labels the releases when they are not aligned with the originals (a new
+    corpus); then the per-text polarity agreement does not apply and is reported as NaN.
 
     >>> report = compare_sentiment(["I love it!", "Terrible day."], ["I love it!", "Terrible day."], ["a", "b"])
     >>> round(report.cosine, 9), round(report.per_user_cosine, 9), report.agreement
@@ -97,24 +101,34 @@ def compare_sentiment(
     >>> round(flipped.cosine, 2), flipped.agreement
     (-0.99, 0.0)
     """
-    check_parallel(originals, releases, users)
+    aligned = release_users is None
+    if aligned:
+        check_parallel(originals, releases, users)
+        release_users = users
+    else:
+        check_parallel(originals, users)
+        check_parallel(releases, release_users)
     before, after = vader_scores(originals), vader_scores(releases)
-    _, members = group_indices(list(users))
+    names, members = group_indices(list(users))
+    released_rows = dict(zip(*group_indices(list(release_users))))
     mean_before = np.array([before[rows].mean(axis=0) for rows in members])
-    mean_after = np.array([after[rows].mean(axis=0) for rows in members])
+    mean_after = np.array([after[released_rows[name]].mean(axis=0) if released_rows.get(name)
+                           else np.zeros(before.shape[1]) for name in names])
     compound = SCORE_NAMES.index("compound")
     return SentimentComparison(
         cosine=cosine(mean_before[:, compound], mean_after[:, compound]),
         per_user_cosine=float(np.mean([cosine(a, b) for a, b in zip(mean_before, mean_after)])),
-        agreement=float(np.mean(polarity(before[:, compound]) == polarity(after[:, compound]))),
+        agreement=(float(np.mean(polarity(before[:, compound]) == polarity(after[:, compound]))) if aligned
+                   else float("nan")),
         users=len(members),
         texts=len(originals),
     )
 
 
-def sentiment_cosine(originals: Sequence[str], releases: Sequence[str], users: Sequence[Hashable]) -> float:
+def sentiment_cosine(originals: Sequence[str], releases: Sequence[str], users: Sequence[Hashable],
+                     release_users: Sequence[Hashable] | None = None) -> float:
     """Paper 004's sentiment utility: cosine of the per-user mean compound vectors."""
-    return compare_sentiment(originals, releases, users).cosine
+    return compare_sentiment(originals, releases, users, release_users).cosine
 
 
 def per_user_sentiment_cosine(

@@ -1,0 +1,207 @@
+"""Token-substitution mechanisms: what emp, SynTF and Random-R share.
+
+Each replaces every token of a text (in the public layout, words and marks alike) by a token
+it draws from a vocabulary, and differs only in how it draws: n-dimensional Laplace noise and
+nearest-neighbour decoding (emp), the exponential mechanism over a rating of the document
+(SynTF), or uniformly (Random-R). The rest is here, once: which tokens the mechanism sees in
+each layout, the policies that pass tokens through or drop them, and how the release is
+written back (the public rules of :mod:`textveil.text.layout`, the input's own layout, or a
+sorted bag of words).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from textveil.embeddings.word_embeddings import WordEmbeddings
+from textveil.errors import InvalidParameterError
+from textveil.mechanisms.base import Change, Mechanism, ProgressCallback, Release
+from textveil.mechanisms.sampling import make_rng
+from textveil.privacy.guarantee import Guarantee
+from textveil.text.casing import apply_casing, public_casing_table
+from textveil.text.layout import PUBLIC_MARKS, is_mark, release_units, render_public_layout
+from textveil.text.stopwords import is_stop_word
+from textveil.text.tokenize import Token, TokenKind, detokenize, tokenize, word_key
+
+
+@dataclass
+class TokenPlan:
+    """What to do with each token of one document, before any randomness is drawn."""
+
+    tokens: list[Token]
+    perturb: list[int]  # token positions that go through the mechanism
+    kept: int  # word tokens passed through unchanged by policy
+    dropped: set[int]
+
+    @property
+    def originals(self) -> list[str]:
+        return [self.tokens[p].text for p in self.perturb]
+
+
+class TokenSubstitution(Mechanism):
+    """A mechanism that replaces each token by one drawn from ``vocabulary``.
+
+    Subclasses implement :meth:`_substitute` (the draws for a batch of documents) and
+    :meth:`_guarantee`; they may set ``keep_stop_words``, ``oov`` and ``output`` (emp's
+    policies); the others release every token.
+    """
+
+    resources: ClassVar[tuple[str, ...]] = ("embeddings",)
+    keep_stop_words: bool = False
+    oov: str = "perturb"
+    output: str = "text"
+    layout: str = "public"
+    batch_words: int = 8192
+
+    def _init_common(self, embeddings: WordEmbeddings | None, seed: int | None, batch_words: int) -> None:
+        if batch_words < 1:
+            raise InvalidParameterError("batch_words must be at least 1")
+        if embeddings is None:
+            from textveil.embeddings.default_model import load_embeddings
+
+            embeddings = load_embeddings()
+        self.embeddings = embeddings
+        self.batch_words = batch_words
+        self.seed = seed
+        # Two independent streams: emp draws radii from one and directions from the other so
+        # that a release does not depend on how documents are batched; the others use the first.
+        self._rng, self._second_rng = make_rng(seed).spawn(2)
+
+    def _resources(self) -> dict[str, Any]:
+        return {**super()._resources(), "batch_words": self.batch_words}
+
+    @property
+    def release_layout(self) -> str:
+        """What the release is: ``"public"``, ``"keep"`` or ``"bag"`` (its Guarantee differs)."""
+        return "bag" if self.output == "bag" else self.layout
+
+    @property
+    def vocabulary(self) -> WordEmbeddings:
+        """What a release may contain: the words, plus the public marks in the public layout."""
+        if self.release_layout == "public":
+            return self.embeddings.with_marks(PUBLIC_MARKS)
+        return self.embeddings
+
+    def vocabulary_hash(self) -> str:
+        return self.vocabulary.content_hash()
+
+    # -- the pipeline ------------------------------------------------------------------
+
+    def sanitize_many(self, texts: Iterable[str], progress: ProgressCallback | None = None) -> list[Release]:
+        """Release many texts, drawing their substitutes in large batches."""
+        releases: list[Release] = []
+        batch: list[TokenPlan] = []
+        words_in_batch = 0
+        for text in texts:
+            plan = self._plan(text)
+            batch.append(plan)
+            words_in_batch += len(plan.perturb)
+            if words_in_batch >= self.batch_words:
+                releases.extend(self._release_batch(batch, progress))
+                batch, words_in_batch = [], 0
+        if batch:
+            releases.extend(self._release_batch(batch, progress))
+        return releases
+
+    def _substitute(self, batch: list[TokenPlan]) -> list[str]:
+        """The released vocabulary entry for every perturbed token of the batch, in order."""
+        raise NotImplementedError  # pragma: no cover - every substitution mechanism implements it
+
+    def _guarantee(self, plan: TokenPlan) -> Guarantee:
+        raise NotImplementedError  # pragma: no cover
+
+    def _tokens(self, text: str) -> list[Token]:
+        """The tokens a release is made from: in the public layout words (lower case) and marks
+        only, whitespace dropped; in the bag the input's content words; else every token."""
+        if self.release_layout == "public":
+            return [Token(u, TokenKind.OTHER if is_mark(u) else TokenKind.WORD) for u in release_units(text)]
+        tokens = tokenize(text)
+        if self.release_layout == "bag":
+            return [Token(word_key(t.text), TokenKind.WORD) for t in tokens if t.is_word and not is_stop_word(t.text)]
+        return tokens
+
+    def _plan(self, text: str) -> TokenPlan:
+        if not isinstance(text, str):
+            raise InvalidParameterError(f"sanitize expects text (str), got {type(text).__name__}")
+        tokens = self._tokens(text)
+        public = self.release_layout == "public"
+        perturb: list[int] = []
+        dropped: set[int] = set()
+        kept = 0
+        for position, token in enumerate(tokens):
+            if not token.is_word:
+                if public:  # marks carry style too: in the public layout they are released like words
+                    perturb.append(position)
+                continue
+            if self.keep_stop_words and is_stop_word(token.text):
+                kept += 1
+            elif self.oov != "perturb" and token.text not in self.embeddings:
+                if self.oov == "keep":
+                    kept += 1
+                else:
+                    dropped.add(position)
+            else:
+                perturb.append(position)
+        return TokenPlan(tokens, perturb, kept, dropped)
+
+    def _release_batch(self, batch: list[TokenPlan], progress: ProgressCallback | None) -> list[Release]:
+        substitutes = iter(self._substitute(batch))
+        releases = [self._assemble(plan, substitutes) for plan in batch]
+        if progress is not None:
+            progress(len(batch))
+        return releases
+
+    def _assemble(self, plan: TokenPlan, substitutes: Iterator[str]) -> Release:
+        tokens = list(plan.tokens)
+        changes: list[Change] = []
+        unchanged = 0
+        layout = self.release_layout
+        for position in plan.perturb:
+            substitute = next(substitutes)
+            original = tokens[position].text
+            if word_key(substitute) == word_key(original):
+                unchanged += 1
+                if layout == "keep":  # the copied layout keeps the input's own spelling
+                    continue
+            # Elsewhere the release writes the vocabulary entry, even where it decoded to the
+            # input's token: a curly apostrophe shares a look-up key with a straight one, and
+            # copying the input's spelling would leak which one the writer typed.
+            released = apply_casing(original, substitute) if layout == "keep" else word_key(substitute)
+            tokens[position] = Token(released, TokenKind.WORD)
+            if word_key(substitute) != word_key(original):
+                changes.append(Change(position, original, released))
+        kept_tokens = [t.text for i, t in enumerate(tokens) if i not in plan.dropped]
+        if layout == "bag":
+            text = " ".join(sorted(kept_tokens))  # a bag: the input's word order is not released
+        elif layout == "public":
+            text = render_public_layout(kept_tokens, public_casing_table())
+        else:
+            text = detokenize(_drop_tokens(tokens, plan.dropped))
+        return Release(text=text, guarantee=self._guarantee(plan), changes=tuple(changes), words_unchanged=unchanged)
+
+
+def _drop_tokens(tokens: list[Token], dropped: set[int]) -> list[Token]:
+    """Remove dropped words and one space beside each, so no double or trailing space is left.
+
+    "a X b" -> "a b", "a X." -> "a.", "X b" -> "b".
+    """
+    if not dropped:
+        return tokens
+    kept: list[Token] = []
+    skip_next_space = False
+    for position, token in enumerate(tokens):
+        if position in dropped:
+            following = tokens[position + 1] if position + 1 < len(tokens) else None
+            if following is not None and following.kind is TokenKind.SPACE:
+                skip_next_space = True
+            elif kept and kept[-1].kind is TokenKind.SPACE:
+                kept.pop()
+            continue
+        if skip_next_space and token.kind is TokenKind.SPACE:
+            skip_next_space = False
+            continue
+        skip_next_space = False
+        kept.append(token)
+    return kept
