@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from textveil.embeddings.default_model import load_embeddings
     from textveil.evaluation import ExperimentPlan, load_evaluation_corpora, run_experiment, write_report
-    from textveil.evaluation.utility_tasks import UTILITY_RUNNERS
+    from textveil.evaluation.utility_tasks import UTILITY_TASKS
 
     machine = machine_info()
     say(f"machine: {machine['cpu']}, {machine['usable_cpus']} usable CPUs, {machine['ram_gib']} GiB, "
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     plan = ExperimentPlan(
         grid=[float(v) for v in args.grid.split(",")],
         attacks=[a for a in args.attacks.split(",") if a],
-        utility=[u for u in args.utility.split(",") if u] if args.utility else list(UTILITY_RUNNERS),
+        utility=[u for u in args.utility.split(",") if u] if args.utility else UTILITY_TASKS.names(),
         seed=args.seed, mechanism_options={"decode": args.decode},
     )
     corpora = load_evaluation_corpora(
@@ -112,7 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     for point in results["points"]:
         words = point["release"].get("words_protected", 0)
         seconds = point["seconds"]["release"]
-        rate = words / seconds if words and seconds else None
+        # a point read from the release cache took no release time: it says nothing of speed
+        fresh = not point["release"].get("read_from_cache")
+        rate = words / seconds if words and seconds and fresh else None
         per_point.append({"label": point["label"], **point["seconds"], "words": words, "words_per_second": rate})
         say(f"  {point['label']:<10} {seconds:9.1f}   {f'{rate:,.0f}' if rate else '-'}")
     peak = peak_rss_mib()

@@ -13,7 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from textveil.corpus.labelled import LabelledCorpus
 from textveil.embeddings.word_embeddings import WordEmbeddings
+from textveil.evaluation.experiment import EvaluationCorpora
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT / ".." / "shared" / "data"
@@ -79,3 +81,50 @@ def run_cli(args: list[str], capsys, monkeypatch, stdin: bytes | None = None) ->
         code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
+
+
+# -- toy corpora and vectors files, for sweeps and the command line ----------------------
+
+
+def style_corpus(words: list[str], rng: np.random.Generator, authors: int, per_author: int) -> LabelledCorpus:
+    """Each author draws most words from a vocabulary slice of their own: identifiable on clean text."""
+    content = words[10:]  # the first ten toy words are stop words
+    texts, labels = [], []
+    for author in range(authors):
+        own = content[author * 8:(author + 1) * 8]
+        for _ in range(per_author):
+            drawn = [own[rng.integers(len(own))] if rng.random() < 0.8 else content[rng.integers(len(content))]
+                     for _ in range(30)]
+            texts.append("The " + " ".join(drawn) + ".")
+            labels.append(f"author{author}")
+    return LabelledCorpus(texts, labels, name="toy-style")
+
+
+@pytest.fixture
+def vectors(tmp_path, toy_word_embeddings) -> Path:
+    path = tmp_path / "toy.vec"
+    path.write_text(f"{len(toy_word_embeddings)} {toy_word_embeddings.dim}\n" + "".join(
+        word + " " + " ".join(f"{x:.6f}" for x in vector) + "\n"
+        for word, vector in zip(toy_word_embeddings.words, toy_word_embeddings.vectors)))
+    return path
+
+
+@pytest.fixture
+def corpora(toy_word_embeddings) -> EvaluationCorpora:
+    rng = np.random.default_rng(5)
+    words = list(toy_word_embeddings.words)
+    return EvaluationCorpora(style_corpus(words, rng, 4, 8), style_corpus(words, rng, 4, 3))
+
+
+def write_folders(root: Path, corpus: LabelledCorpus) -> Path:
+    for i, (text, label) in enumerate(zip(corpus.texts, corpus.labels)):
+        (root / label).mkdir(parents=True, exist_ok=True)
+        (root / label / f"{i:03d}.txt").write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def folders(tmp_path, corpora, monkeypatch) -> tuple[Path, Path]:
+    monkeypatch.setenv("TEXTVEIL_CACHE_DIR", str(tmp_path / "cache"))
+    return (write_folders(tmp_path / "known", corpora.risk_known),
+            write_folders(tmp_path / "unknown", corpora.risk_unknown))

@@ -10,15 +10,14 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
 from conftest import run_cli, require_shared_data
-from test_release_training import corpora, folders, plan_for, vectors, write_folders  # noqa: F401 (fixtures)
+from test_release_training import plan_for
 from textveil.errors import InvalidParameterError
-from textveil.evaluation.experiment import ExperimentPlan, run_experiment
+from textveil.evaluation.experiment import run_experiment
 from textveil.mechanisms.base import CorpusRelease, Mechanism, Release
 from textveil.mechanisms.earth_movers import EarthMoversPrivacy
 from textveil.mechanisms.registry import MECHANISMS
@@ -149,6 +148,8 @@ def test_a_cached_point_reports_the_same_release_statistics(vectors, corpora, tm
     cached = run_experiment(corpora, plan, cache_folder=tmp_path / "cache")
     assert fresh["release_cache"]["misses"] > 0 and cached["release_cache"]["misses"] == 0
     for a, b in zip(fresh["points"][1:], cached["points"][1:]):
+        assert a["release"]["read_from_cache"] == 0 and b["release"]["read_from_cache"] == 1
+        del a["release"]["read_from_cache"], b["release"]["read_from_cache"]
         assert a["release"] == b["release"] and b["release"]["words_protected"] > 0
         assert b["release"]["words_changed"] > 0 and a["attacks"] == b["attacks"] and a["utility"] == b["utility"]
 

@@ -10,44 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, style_corpus
 
-from textveil.corpus.labelled import LabelledCorpus
 from textveil.evaluation import EvaluationCorpora, ExperimentPlan, run_experiment, validate, write_report
 from textveil.evaluation.trainings import attack_lines, best_attack
 from textveil.errors import InvalidParameterError
 
 ATTACKS = ["char3-svm", "embedding-1nn"]
-
-
-def style_corpus(words: list[str], rng: np.random.Generator, authors: int, per_author: int) -> LabelledCorpus:
-    """Each author draws most words from a vocabulary slice of their own: identifiable on clean text."""
-    content = words[10:]  # the first ten toy words are stop words
-    texts, labels = [], []
-    for author in range(authors):
-        own = content[author * 8:(author + 1) * 8]
-        for _ in range(per_author):
-            drawn = [own[rng.integers(len(own))] if rng.random() < 0.8 else content[rng.integers(len(content))]
-                     for _ in range(30)]
-            texts.append("The " + " ".join(drawn) + ".")
-            labels.append(f"author{author}")
-    return LabelledCorpus(texts, labels, name="toy-style")
-
-
-@pytest.fixture
-def vectors(tmp_path, toy_word_embeddings) -> Path:
-    path = tmp_path / "toy.vec"
-    path.write_text(f"{len(toy_word_embeddings)} {toy_word_embeddings.dim}\n" + "".join(
-        word + " " + " ".join(f"{x:.6f}" for x in vector) + "\n"
-        for word, vector in zip(toy_word_embeddings.words, toy_word_embeddings.vectors)))
-    return path
-
-
-@pytest.fixture
-def corpora(toy_word_embeddings) -> EvaluationCorpora:
-    rng = np.random.default_rng(5)
-    words = list(toy_word_embeddings.words)
-    return EvaluationCorpora(style_corpus(words, rng, 4, 8), style_corpus(words, rng, 4, 3))
 
 
 def plan_for(vectors: Path, **changes) -> ExperimentPlan:
@@ -177,20 +146,6 @@ def test_halving_reads_the_best_attack_over_both_trainings():
 
 
 # -- the command line ------------------------------------------------------------------
-
-
-def write_folders(root: Path, corpus: LabelledCorpus) -> Path:
-    for i, (text, label) in enumerate(zip(corpus.texts, corpus.labels)):
-        (root / label).mkdir(parents=True, exist_ok=True)
-        (root / label / f"{i:03d}.txt").write_text(text, encoding="utf-8")
-    return root
-
-
-@pytest.fixture
-def folders(tmp_path, corpora, monkeypatch) -> tuple[Path, Path]:
-    monkeypatch.setenv("TEXTVEIL_CACHE_DIR", str(tmp_path / "cache"))
-    return (write_folders(tmp_path / "known", corpora.risk_known),
-            write_folders(tmp_path / "unknown", corpora.risk_unknown))
 
 
 def one_line_error(code, err, *needles):

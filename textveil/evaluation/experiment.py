@@ -214,7 +214,8 @@ def combine_release_stats(stats: list[dict[str, Any]]) -> dict[str, Any]:
     """Word counts of repeated releases, summed; the changed fraction over all of them."""
     if len(stats) == 1:
         return stats[0]
-    combined = {key: sum(s.get(key, 0) for s in stats) for key in ("words_protected", "words_changed")}
+    combined = {key: sum(s.get(key, 0) for s in stats) for key in ("words_protected", "words_changed",
+                                                                  "read_from_cache")}
     return {**with_changed_fraction(combined), "releases": len(stats)}
 
 
@@ -493,9 +494,12 @@ class _Sweep:
         changes: dict[str, Any] = {"seed": seed}
         if self.parameter is not None:
             changes[self.parameter] = point.value
+        hits = self.cache.hits
         released = release_corpus(self.mechanism.with_params(**changes), corpus, self.cache)
         for key, count in released.stats.items():
             stats[key] = stats.get(key, 0) + count
+        # how many of the point's releases were read back: their seconds are not release speed
+        stats["read_from_cache"] = stats.get("read_from_cache", 0) + self.cache.hits - hits
         return released
 
     def fit_release_trained(self, name: str, released_known: CorpusRelease) -> Any:

@@ -19,6 +19,11 @@ from textveil.evaluation.trainings import (
 FIGURES = {"topk_curves.png": topk_curves, "risk_utility.png": risk_utility_maps}
 
 
+
+def _parameter(results: dict[str, Any]) -> str:
+    """What the points are labelled by: the swept parameter, or "release" for a mechanism without one."""
+    return results["plan"].get("parameter") or "release"
+
 def _fmt(value: float) -> str:
     return f"{value:.3f}"
 
@@ -47,7 +52,7 @@ def table1_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     points = results["points"]
     lines = lines_of(points)
     tasks = [t for t in (points[0]["utility"] if points else {}) if t.startswith("topic")]
-    header = [results["plan"]["parameter"]]
+    header = [_parameter(results)]
     for attack, training in lines:
         first = next(r for r in (result_of(p, attack, training) for p in points) if r is not None)
         chance = first["chance"][0] * first["n_unknown"]
@@ -68,7 +73,7 @@ def table1_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 
 def topk_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    header = [results["plan"]["parameter"], "attack", "trained on", "top-1", "top-5", "top-10", "chance top-1"]
+    header = [_parameter(results), "attack", "trained on", "top-1", "top-5", "top-10", "chance top-1"]
     rows = []
     for point in results["points"]:
         for name, training, result in attack_lines(point):
@@ -81,7 +86,7 @@ def topk_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 def utility_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     points = results["points"]
     tasks = list(points[0]["utility"]) if points else []
-    header = [results["plan"]["parameter"]] + [
+    header = [_parameter(results)] + [
         f"{t} ({points[0]['utility'][t]['metric']}, {'higher' if points[0]['utility'][t]['higher_is_better'] else 'lower'} is better)"
         for t in tasks
     ]
@@ -91,7 +96,7 @@ def utility_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 def halving_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Where top-1 identification has halved, and the utility left there (see :mod:`tradeoff`)."""
-    parameter = results["plan"]["parameter"]
+    parameter = _parameter(results)
     header = ["attack", "trained on", "utility task", "clean top-1", f"largest {parameter} with top-1 <= half",
               "utility there (change)", f"interpolated {parameter}", "utility there (change)"]
     rows = []
@@ -157,7 +162,9 @@ def _embeddings_line(embeddings: dict[str, Any]) -> str:
 def _summary_lines(results: dict[str, Any]) -> list[str]:
     plan, corpora = results["plan"], results["corpora"]
     lines = [
-        f"mechanism `{plan['mechanism']}`, {plan['parameter']} grid {', '.join(f'{v:g}' for v in plan['grid'])}"
+        f"mechanism `{plan['mechanism']}`, "
+        + (f"{plan['parameter']} grid {', '.join(f'{v:g}' for v in plan['grid'])}" if plan["parameter"]
+           else "no parameter to sweep (one release)")
         + (" plus the unmodified text" if plan["include_unmodified"] else "")
         + f", seed {plan['seed']}"
         + (f", {plan['repeats']} releases per value (mean ± standard deviation)" if plan.get("repeats", 1) > 1 else "")
