@@ -10,18 +10,22 @@ from typing import Any
 from textveil.embeddings import WordEmbeddings, load_embeddings, read_embeddings
 from textveil.errors import TextveilError
 from textveil.mechanisms import Mechanism, Release
-from textveil.privacy import Guarantee, earth_movers_distance, indistinguishability_bound, utility_lower_bound
-from textveil.privacy.secrets import Secret
+from textveil.privacy import Guarantee, Secret
 
 __version__ = "0.3.0"
 
 
 def __getattr__(name: str) -> Any:
-    # Mechanism classes load on first use, so `import textveil` (and `textveil --help`) stays light.
+    # Mechanism classes and the Earth Mover's arithmetic (scipy) load on first use, so
+    # `import textveil` (and `textveil --help`) stays light.
     if name in {"EarthMoversPrivacy", "RandomReplacement", "SynTF"}:
         import textveil.mechanisms as mechanisms
 
         return getattr(mechanisms, name)
+    if name in {"earth_movers_distance", "indistinguishability_bound", "utility_lower_bound"}:
+        import textveil.privacy as privacy
+
+        return getattr(privacy, name)
     raise AttributeError(f"module 'textveil' has no attribute '{name}'")
 
 __all__ = [
