@@ -355,3 +355,20 @@ def test_guarantee_to_dict_round_trips() -> None:
     assert data["document_epsilon"] == pytest.approx(12 / 3)
     assert data["statement"] == guarantee.statement
     assert math.exp(data["document_epsilon"] * 0.5) == pytest.approx(guarantee.bound(0.5))
+
+
+def test_guarantee_json_schema_is_stable() -> None:
+    """``--format json`` consumers read these keys: renaming one must bump GUARANTEE_SCHEMA."""
+    from textveil.privacy.guarantee import GUARANTEE_SCHEMA
+
+    data = Guarantee("emp", 2.0, "metric", words_protected=3).to_dict()
+    assert GUARANTEE_SCHEMA == "textveil.guarantee/2"
+    assert sorted(data) == sorted([
+        "schema", "mechanism", "epsilon", "metric", "words_protected", "tokens_passed_through", "tokens_dropped",
+        "layout", "kind", "unit", "composition", "unprotected", "assumptions", "statement", "formula",
+        "document_epsilon"])
+    dp = Guarantee("syntf", 0.5, kind="dp", unit="token", words_protected=4, composition="sequential",
+                   unprotected=("the number of tokens (4)",), statement="s").to_dict()
+    assert dp["formula"] == "epsilon * N" and dp["document_epsilon"] == 2.0 and dp["kind"] == "dp"
+    with pytest.raises(ValueError):
+        Guarantee("x", 1.0, kind="magic")
