@@ -441,7 +441,7 @@ class _Sweep:
             result["release_training_is_clean"] = True
         result["risk"] = best_attack(result)
         result["utility"] = {name: combine_utility_results([m.utility[name] for m in measured]) for name in self.runners}
-        self.say(_point_summary(self.parameter or plan.mechanism, result, len(seeds)))
+        self.say(_point_summary(self.parameter or "", result, len(seeds)))
         return result
 
     def measure_release(self, point: _Point, seed: int | None, seconds: dict[str, float]) -> _Measurement:
@@ -532,7 +532,7 @@ def _point_summary(parameter: str, point: dict[str, Any], releases: int) -> str:
     lines = attack_lines(point)
     show_training = len({training for _, training, _ in lines}) > 1
     risk = point["risk"]
-    return f"{parameter} {point['label']}{spread}: " + ", ".join(
+    return f"{parameter} {point['label']}".strip() + f"{spread}: " + ", ".join(
         [f"{line_label(n, t) if show_training else n} top-1 {r['top1']:.3f}" for n, t, r in lines]
         + [f"risk {risk['top1']:.3f} by {line_label(risk['attack'], risk['training'])}"]
         + [f"{n} {u['value']:.3f}" for n, u in point["utility"].items()]
