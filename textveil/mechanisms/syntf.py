@@ -96,7 +96,7 @@ class SynTF(TokenSubstitution):
         if self.rating == "similarity":
             if not tokens:
                 return np.zeros(len(vocabulary))
-            unit = _normalised(vocabulary.vectors)
+            unit = self._unit_vectors()
             document = _normalised(vocabulary.embed(sorted(set(tokens))))
             return (1.0 + np.clip((unit @ document.T).max(axis=1), -1.0, 1.0)) / 2.0
         scores = np.zeros(len(vocabulary))
@@ -107,6 +107,13 @@ class SynTF(TokenSubstitution):
         scores *= self.idf
         top = scores.max()
         return scores / top if top > 0 else scores
+
+    def _unit_vectors(self) -> np.ndarray:
+        """The vocabulary's vectors at unit length, computed once per mechanism (not per document)."""
+        cached = getattr(self, "_unit", None)
+        if cached is None or cached.shape[0] != len(self.vocabulary):
+            cached = self._unit = _normalised(self.vocabulary.vectors)
+        return cached
 
     def _substitute(self, batch: list[TokenPlan]) -> list[str]:
         words = self.vocabulary.words
