@@ -57,7 +57,7 @@ def test_one_dimensional_draws_match_the_probabilities() -> None:
     assert _chi_square_p(draws, exponential_mechanism_probabilities(scores, 4.0)) < ALPHA
 
 
-def test_gumbel_draws_of_identical_rows_match_the_probabilities() -> None:
+def test_two_d_draws_of_identical_rows_match_the_probabilities() -> None:
     scores = make_rng(3).uniform(0, 3, size=20)
     probabilities = exponential_mechanism_probabilities(scores, 2.0)
     draws = sample_exponential_mechanism(np.tile(scores, (50_000, 1)), 2.0, make_rng(4), block_rows=7_000)
@@ -193,7 +193,7 @@ def test_seeded_draws_are_reproducible() -> None:
         assert not np.array_equal(sample(13), sample(14))
 
 
-def test_gumbel_draws_do_not_depend_on_the_block_size() -> None:
+def test_two_d_draws_do_not_depend_on_the_block_size() -> None:
     scores = make_rng(15).uniform(0, 5, size=(37, 50))
     reference_rng = make_rng(16)
     reference = sample_exponential_mechanism(scores, 1.0, reference_rng)
@@ -208,7 +208,7 @@ def test_default_blocks_are_bounded_and_invariant(monkeypatch: pytest.MonkeyPatc
 
     scores = make_rng(17).uniform(0, 5, size=(25, 40))
     reference = sample_exponential_mechanism(scores, 1.0, make_rng(18))
-    monkeypatch.setattr(sampling, "GUMBEL_BLOCK_DRAWS", 100)  # 2 rows a block
+    monkeypatch.setattr(sampling, "BLOCK_ENTRIES", 100)  # 2 rows a block
     np.testing.assert_array_equal(sample_exponential_mechanism(scores, 1.0, make_rng(18)), reference)
 
 

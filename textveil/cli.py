@@ -6,6 +6,7 @@ line on stderr and exit status 2.
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from enum import Enum
@@ -108,6 +109,19 @@ def _given_options(mechanism: str, settings: Optional[list[str]], **flags) -> di
     return options
 
 
+def _mechanism_of(mechanism: Optional[str], model: Optional[Path]) -> str:
+    """The mechanism to use: the one named, else the trained model's, else emp."""
+    if model is None:
+        return mechanism or "emp"
+    from textveil.mechanisms.base import saved_mechanism_name
+
+    saved = saved_mechanism_name(model)
+    if mechanism is not None and mechanism != saved:
+        raise InvalidParameterError(f"--model '{model}' holds a trained {saved}, not {mechanism}: "
+                                    f"use --mechanism {saved} or another --model")
+    return saved
+
+
 def _require_parameters(mechanism: str, options: dict, *, besides: tuple[str, ...] = ()) -> None:
     """Every parameter the mechanism cannot do without is given: one line names the flag."""
     from textveil.mechanisms.registry import MECHANISMS
@@ -145,7 +159,9 @@ def mechanisms(
 @app.command()
 def sanitize(
     inputs: list[str] = typer.Argument(..., help="Files, folders, or '-' for standard input.", show_default=False),
-    mechanism: str = typer.Option("emp", "--mechanism", "-m", help="Mechanism name (see 'textveil mechanisms')."),
+    mechanism: Optional[str] = typer.Option(
+        None, "--mechanism", "-m", help="Mechanism name (see 'textveil mechanisms'); default: emp, or --model's."),
+    model: Optional[Path] = typer.Option(None, "--model", help="A trained mechanism's folder ('textveil train')."),
     epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help="Privacy parameter per token (> 0), for mechanisms that have one."),
     seed: Optional[int] = typer.Option(None, help="Seed for a reproducible release (default: OS entropy)."),
     embeddings: str = typer.Option("default", help="'default' or a word2vec/GloVe/fastText vectors file."),
@@ -173,8 +189,10 @@ def sanitize(
     from textveil.corpus.reading import expand_inputs, read_documents
     from textveil.corpus.writing import atomic_write_text, render_releases
     from textveil.corpus.outputs import check_vocabulary_corpus, plan_output_paths
+    from textveil.evaluation.releasing import build_mechanism
     from textveil.mechanisms.registry import MECHANISMS
 
+    mechanism = _mechanism_of(mechanism, model)
     options = _given_options(
         mechanism, settings, epsilon=epsilon, decode=decode.value if decode else None, keep_stop_words=keep_stop_words,
         oov=oov.value if oov else None, layout=layout.value if layout else None, bag_of_words=bag_of_words)
@@ -195,7 +213,7 @@ def sanitize(
             vocab_documents = read_documents(expand_inputs([str(vocab_corpus)]), text_field, encoding)
             table = table.restrict_to_words(_corpus_words(vocab_documents))
         shared["embeddings"] = table
-    engine = MECHANISMS.make(mechanism, shared=shared, **options, seed=seed)
+    engine = build_mechanism(mechanism, options, shared.get("embeddings"), model=model, seed=seed)
     if fit_corpus is not None:
         fit_documents = read_documents(expand_inputs([str(fit_corpus)]), text_field, encoding)
         with stderr.status(f"fitting {mechanism} on {len(fit_documents):,} texts of {fit_corpus}"):
@@ -249,10 +267,25 @@ def _report(releases, engine, output: Optional[Path]) -> None:
                  "use --format json for each document's statement")
     unprotected = "; ".join(RELEASED_UNPROTECTED.get(first.layout, first.unprotected))
     stderr.print(f"released unprotected: {unprotected}" + ("; words passed through by policy" if passed else ""))
+    _report_exceptions(releases)
     if first.assumptions:
         stderr.print("assumes: " + "; ".join(first.assumptions))
     if first.layout == "keep":
         stderr.print(f"{KEEP_LAYOUT_WARNING} (drop --layout keep to privatise them)", style="bold yellow", markup=False)
+
+
+def _report_exceptions(releases) -> None:
+    """What some documents' guarantees name unprotected beyond their layout's (e.g. a text the
+    model was trained on), with how many documents each applies to."""
+    import re
+    from collections import Counter
+
+    counted: Counter[str] = Counter()
+    for release in releases:
+        for item in release.guarantee.unprotected[1:] if release.guarantee.layout == "public" else ():
+            counted[re.sub(r"\(\d+\)", "", item).strip()] += 1
+    for item, count in counted.items():
+        stderr.print(f"WARNING: {count} document(s): {item}", style="bold yellow", markup=False)
 
 
 @app.command()
@@ -417,7 +450,10 @@ def attack(
 def evaluate(
     risk_corpus: Path = typer.Option(..., help="Labelled corpus for authorship risk (a train/test folder pair, a folder per author, or JSONL/CSV)."),
     out: Path = typer.Option(..., help="Folder for results.json, report.md, report.html and figures."),
-    mechanism: str = typer.Option("emp", "--mechanism", "-m", help="Mechanism name (see 'textveil mechanisms')."),
+    mechanism: Optional[str] = typer.Option(
+        None, "--mechanism", "-m", help="Mechanism name (see 'textveil mechanisms'); default: emp, or --model's."),
+    model: Optional[Path] = typer.Option(
+        None, "--model", help="A trained mechanism's folder ('textveil train'): released as trained, not fitted again."),
     grid: Optional[str] = typer.Option(
         None, help="Comma-separated values of the mechanism's swept parameter (epsilon); default: the mechanism's "
         "own grid (emp 10,15,20,25,30); none for a mechanism without one (random)."),
@@ -456,6 +492,7 @@ def evaluate(
     from textveil.evaluation.utility_tasks import UTILITY_TASKS
     from textveil.mechanisms.registry import MECHANISMS
 
+    mechanism = _mechanism_of(mechanism, model)
     entry = MECHANISMS.entry(mechanism)
     swept = entry.swept
     if grid is not None and swept is None:
@@ -471,7 +508,7 @@ def evaluate(
         mechanism=mechanism, grid=values, attacks=[a.strip() for a in attacks.split(",") if a.strip()],
         utility=[u.strip() for u in utility.split(",") if u.strip()] if utility else UTILITY_TASKS.names(),
         seed=seed, repeats=repeats, top_k=top_k, collapse_per_label=collapse_per_label, embeddings=embeddings,
-        mechanism_options=options, trainings=parse_trainings(trainings),
+        mechanism_options=options, trainings=parse_trainings(trainings), model=None if model is None else str(model),
     )
     corpora = load_evaluation_corpora(
         risk_corpus, risk_unknown=risk_unknown, utility_corpus=utility_corpus, text_field=text_field,
@@ -532,6 +569,10 @@ def embeddings_info(
         meta = folder / "meta.json"
         if meta.is_file():
             print(f"build:       {json.loads(meta.read_text())}")
+
+
+# The commands of mechanisms that learn (train, split) live in their own module, which adds them to app.
+importlib.import_module("textveil.cli_models")
 
 
 def main() -> None:

@@ -235,3 +235,23 @@ def truncate_to_common_length(corpus: LabelledCorpus, length: int | None = None)
                     break
         texts.append("".join(t.text for t in tokens[:cut]))
     return corpus.with_texts(texts, f"{corpus.name} (first {n} words)")
+
+
+def split_by_fractions(corpus: LabelledCorpus, fractions: Sequence[float]) -> list[LabelledCorpus]:
+    """Each label's texts cut, in corpus order, into consecutive parts of the given fractions
+    (paper 002's 70/10/20 train/dev/evaluation split): a label of n texts gives part j the texts
+    from round(n * sum(fractions[:j])) on, so every text lands in exactly one part.
+
+    >>> parts = split_by_fractions(LabelledCorpus([str(i) for i in range(10)], ["a"] * 10), [0.7, 0.1, 0.2])
+    >>> [p.texts for p in parts]
+    [['0', '1', '2', '3', '4', '5', '6'], ['7'], ['8', '9']]
+    """
+    if not fractions or any(f <= 0 for f in fractions) or abs(sum(fractions) - 1.0) > 1e-6:
+        raise InvalidParameterError(f"split fractions {list(fractions)} must be positive and sum to 1 (e.g. 70,10,20)")
+    _, groups = group_indices(corpus.labels)
+    parts: list[list[int]] = [[] for _ in fractions]
+    for rows in groups:
+        bounds = [round(len(rows) * sum(fractions[:j])) for j in range(len(fractions) + 1)]
+        for j in range(len(fractions)):
+            parts[j] += rows[bounds[j]:bounds[j + 1]]
+    return [corpus.subset(sorted(rows), f"{corpus.name} (part {j + 1})") for j, rows in enumerate(parts)]

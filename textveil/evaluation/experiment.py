@@ -71,6 +71,8 @@ class ExperimentPlan:
     # What the attacks are fitted on: "clean" known texts, and/or the known texts "release"d
     # by the same mechanism (the attacker knows it); the risk is the strongest attack over both.
     trainings: list[str] = field(default_factory=lambda: list(TRAININGS))
+    # A trained mechanism's folder (textveil train): released as trained, not fitted again.
+    model: str | None = None
 
 
 @dataclass
@@ -243,8 +245,10 @@ def run_experiment(
         embeddings = load_embeddings(plan.embeddings, plan.mechanism_options.get("vocab_size"), log=say)
     parameter = swept_parameter(plan)
     first = {parameter: float(plan.grid[0])} if parameter is not None else {}
-    mechanism = build_mechanism(plan.mechanism, plan.mechanism_options, embeddings, **first)
-    if mechanism.learns:  # once per sweep, on clean training texts only: never on the released ones
+    mechanism = build_mechanism(plan.mechanism, plan.mechanism_options, embeddings, model=plan.model, **first)
+    if plan.model is not None:
+        say(f"released with the model trained in {plan.model} (training data {mechanism.fingerprint()['training_data']})")
+    elif mechanism.learns:  # once per sweep, on clean training texts only: never on the released ones
         training = _training_texts(corpora)
         say(f"fitting mechanism {plan.mechanism} on {len(training)} training texts")
         with ledger.timed("fit mechanism"):

@@ -11,12 +11,13 @@ read back reports what it protected as a fresh one does.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from textveil.corpus.labelled import LabelledCorpus
 from textveil.errors import InvalidParameterError
 from textveil.evaluation.release_cache import ReleaseCache, release_key
-from textveil.mechanisms.base import CorpusRelease, Mechanism
+from textveil.mechanisms.base import CorpusRelease, Mechanism, saved_mechanism_name
 from textveil.mechanisms.registry import MECHANISMS
 
 # Options the harness applies itself rather than passing to the mechanism.
@@ -53,11 +54,21 @@ def check_mechanism_options(mechanism: str, options: dict[str, Any]) -> None:
             entry.parameter(name).check(value)
 
 
-def build_mechanism(mechanism: str, options: dict[str, Any], embeddings: Any, **parameters: Any) -> Mechanism:
+def build_mechanism(mechanism: str, options: dict[str, Any], embeddings: Any, *, model: str | Path | None = None,
+                    **parameters: Any) -> Mechanism:
     """The named mechanism with ``options`` and ``parameters`` (its swept value, a seed), given
-    the ``embeddings`` when it works with them."""
+    the ``embeddings`` when it works with them; with ``model``, the trained mechanism saved in
+    that folder (it must be the named one) with those parameters changed."""
     own = {k: v for k, v in options.items() if k not in HARNESS_OPTIONS}
-    return MECHANISMS.make(mechanism, shared={"embeddings": embeddings}, **own, **parameters)
+    if model is None:
+        return MECHANISMS.make(mechanism, shared={"embeddings": embeddings}, **own, **parameters)
+    saved = saved_mechanism_name(model)
+    if saved != mechanism:
+        raise InvalidParameterError(f"the model in '{model}' is a trained {saved}, not {mechanism}: "
+                                    f"use --mechanism {saved} or another --model")
+    cls = MECHANISMS.load(mechanism)
+    resources = {"embeddings": embeddings} if "embeddings" in cls.resources else {}
+    return Mechanism.load(model, **resources).with_params(**own, **parameters)
 
 
 def with_changed_fraction(stats: dict[str, Any]) -> dict[str, Any]:

@@ -19,9 +19,14 @@ from textveil.mechanisms.sampling import (
     sample_unit_directions,
 )
 
-_CLASSES = {"EarthMoversPrivacy": "earth_movers", "RandomReplacement": "random_replacement", "SynTF": "syntf"}
+_CLASSES = {
+    "EarthMoversPrivacy": "earth_movers", "RandomReplacement": "random_replacement", "SynTF": "syntf",
+    "ERAE": "autoencoder", "AEDP": "autoencoder",
+}
 
 __all__ = [
+    "AEDP",
+    "ERAE",
     "MECHANISMS",
     "Change",
     "CorpusRelease",

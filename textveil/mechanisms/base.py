@@ -128,6 +128,10 @@ class Mechanism:
     resources: ClassVar[tuple[str, ...]] = ()
     corpus_level: ClassVar[bool] = False
     """Whether the mechanism releases a new corpus rather than one text per input text."""
+    needs_fit: ClassVar[bool] = False
+    """Whether the mechanism must be fitted (or loaded trained) before it can release."""
+    fit_uses_seed: ClassVar[bool] = False
+    """Whether fitting draws at random (from ``seed``): a model trained with another seed differs."""
 
     # -- parameters ------------------------------------------------------------------
 
@@ -303,7 +307,29 @@ class Mechanism:
             )
         state = dict(manifest.get("state", {}))
         if manifest.get("arrays"):
-            with np.load(source / "state.npz", allow_pickle=False) as arrays:
-                state.update({name: arrays[name] for name in manifest["arrays"]})
+            state.update(_read_arrays(source / "state.npz", manifest["arrays"]))
         mechanism._set_fitted_state(state)
         return mechanism
+
+
+def _read_arrays(path: Path, names: list[str]) -> dict[str, np.ndarray]:
+    """The fitted arrays of a saved mechanism; a missing, truncated or corrupt file is one line."""
+    import zipfile
+
+    if not path.is_file():
+        raise InputError(f"'{path}' is missing: copy it with the manifest, or fit and save the mechanism again")
+    try:
+        with np.load(path, allow_pickle=False) as arrays:
+            return {name: arrays[name] for name in names}
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        raise InputError(f"'{path}' is truncated or corrupt: fit and save the mechanism again") from None
+
+
+def saved_mechanism_name(folder: str | Path) -> str:
+    """The name of the mechanism saved in ``folder`` (read from its manifest)."""
+    source = Path(folder)
+    try:
+        manifest = json.loads((source / MANIFEST).read_text(encoding="utf-8"))
+        return str(manifest["mechanism"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise InputError(f"'{source}' holds no readable {MANIFEST}: it is not a saved textveil mechanism") from None

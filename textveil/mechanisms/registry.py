@@ -68,6 +68,53 @@ MECHANISMS.add(Entry(
     ),
 ))
 
+# ER-AE and AE-DP share their network and training parameters (paper 002's defaults).
+_NETWORK = (
+    Parameter("hidden", int, "GRU cells per layer (the latent vector has as many)", 512, minimum=0),
+    Parameter("layers", int, "stacked GRU layers in the encoder and in the generator", 2, minimum=0),
+    Parameter("vocabulary_size", int, "vocabulary: the most frequent training tokens, with 3 special rows", 20000,
+              minimum=3),
+    Parameter("max_length", int, "tokens the model reads at once: longer texts are cut into segments", 50,
+              minimum=0),
+    Parameter("epochs", int, "training epochs in all", 10, minimum=0),
+)
+_OPTIMISER = (
+    Parameter("batch_size", int, "training segments per batch", 128, minimum=0),
+    Parameter("learning_rate", float, "Adam's learning rate", 0.001, minimum=0.0),
+)
+_EMBEDDINGS = Parameter("freeze_embeddings", bool, "keep the pre-trained token embeddings fixed in training", True)
+# Theorem 2: with a 20,000-entry vocabulary, a draw puts half its mass on 5 good tokens only
+# from epsilon ~ 16.6 (textveil.privacy.exponential_mechanism.necessary_epsilon).
+_GENERATION_GRID = (5.0, 10.0, 20.0, 30.0, 50.0)
+
+MECHANISMS.add(Entry(
+    "erae", "textveil.mechanisms.autoencoder:ERAE",
+    "ER-AE (paper 002): a GRU auto-encoder whose generator draws each token with the exponential mechanism, "
+    "trained with an embedding reward",
+    guarantee="dp",
+    grid=_GENERATION_GRID,
+    parameters=(
+        EPSILON,
+        *_NETWORK,
+        Parameter("pretrain_epochs", int, "epochs of reconstruction alone before the embedding reward is added", 5,
+                  minimum=-1),
+        *_OPTIMISER,
+        Parameter("k", int, "candidates rewarded per step: the k most probable and k drawn at random", 5, minimum=0),
+        Parameter("lambda_recon", float, "weight of the reconstruction loss", 1.0, minimum=0.0),
+        Parameter("lambda_embed", float, "weight of the embedding reward", 0.5, minimum=0.0),
+        _EMBEDDINGS,
+        SEED,
+    ),
+))
+MECHANISMS.add(Entry(
+    "aedp", "textveil.mechanisms.autoencoder:AEDP",
+    "AE-DP (paper 002's baseline): ER-AE's auto-encoder and exponential-mechanism generator, trained on "
+    "reconstruction alone",
+    guarantee="dp",
+    grid=_GENERATION_GRID,
+    parameters=(EPSILON, *_NETWORK, *_OPTIMISER, _EMBEDDINGS, SEED),
+))
+
 
 def mechanism_class(name: str) -> type:
     """The mechanism class registered under ``name`` (imported now); a clear error lists the valid names."""

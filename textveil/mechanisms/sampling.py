@@ -67,7 +67,7 @@ def sample_laplace_noise(
 # The exponential mechanism (McSherry and Talwar 2007): choose one of V candidates with
 # Pr[w] proportional to exp(epsilon * score(x, w) / (2 * sensitivity)).
 
-GUMBEL_BLOCK_DRAWS = 4_000_000  # at most this many Gumbel draws (32 MB) held at once
+BLOCK_ENTRIES = 4_000_000  # at most this many weights (32 MB) of a 2-D draw held at once
 
 
 def _check_count(value: object, name: str, minimum: int = 0) -> int:
@@ -142,11 +142,12 @@ def sample_exponential_mechanism(
 
     Shapes: 1-D scores (V,) give a 0-d array for ``size=None`` (``int(result)`` is the index)
     and an (n,) array of n independent draws for ``size=n``, by inverse CDF (O(V + n log V)).
-    2-D scores (batch, V) give a (batch,) array, one draw per row, by the Gumbel-max trick:
-    argmax(exponent + Gumbel noise) is distributed as the softmax of the exponents. Rows are
-    processed ``block_rows`` at a time (default: about GUMBEL_BLOCK_DRAWS draws per block);
-    the Gumbels come from ``rng`` in row order, one stream, so for a given seed the result
-    and the generator's state afterwards do not depend on the block size.
+    2-D scores (batch, V) give a (batch,) array, one draw per row, also by inverse CDF: one
+    uniform per row against the row's cumulative weights (cheaper than a Gumbel per entry, which
+    matters for a generator that draws 10^5 tokens from 10^4 candidates each). Rows are
+    processed ``block_rows`` at a time (default: about BLOCK_ENTRIES weights per block); the
+    uniforms come from ``rng`` in row order, one stream, so for a given seed the result and the
+    generator's state afterwards do not depend on the block size.
 
     >>> sample_exponential_mechanism([0.0, 1.0, 50.0], 1.0, make_rng(0), size=4)
     array([2, 2, 2, 2])
@@ -162,11 +163,13 @@ def sample_exponential_mechanism(
     if size is not None:
         raise InvalidParameterError("size applies to 1-D scores only; 2-D scores give one draw per row, pass size=None")
     batch, vocabulary = shifted.shape
-    step = max(1, GUMBEL_BLOCK_DRAWS // vocabulary) if block_rows is None else _check_count(block_rows, "block_rows", 1)
+    step = max(1, BLOCK_ENTRIES // vocabulary) if block_rows is None else _check_count(block_rows, "block_rows", 1)
     chosen = np.empty(batch, dtype=np.int64)
     for start in range(0, batch, step):
-        block = shifted[start:start + step]
-        chosen[start:start + step] = np.argmax(block + rng.gumbel(size=block.shape), axis=1)
+        cumulative = np.cumsum(np.exp(shifted[start:start + step]), axis=1)  # each row's largest weight is 1
+        targets = rng.random(cumulative.shape[0]) * cumulative[:, -1]
+        # the first entry whose cumulative weight exceeds the target (never past the last one)
+        chosen[start:start + step] = np.minimum((cumulative <= targets[:, None]).sum(axis=1), vocabulary - 1)
     return chosen
 
 

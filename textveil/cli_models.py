@@ -1,0 +1,106 @@
+"""The ``train`` and ``split`` commands: mechanisms that learn, and the corpora they learn from.
+
+Like the rest of the command line this holds no privacy logic: it reads, calls the library
+(:meth:`~textveil.mechanisms.base.Mechanism.fit`, or ``train`` for the neural mechanisms, which
+checkpoint and resume) and writes the trained mechanism with its manifest.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from textveil.cli import _given_options, _load_embeddings, app, stderr
+from textveil.errors import InputError, InvalidParameterError
+
+
+@app.command()
+def train(
+    mechanism: str = typer.Argument(..., help="A mechanism that learns (see 'textveil mechanisms'): erae, aedp, syntf."),
+    corpus: Path = typer.Option(..., help="Training texts: a text file, a folder, JSONL or CSV."),
+    out: Path = typer.Option(..., help="Folder for the trained model (manifest.json, state.npz, checkpoint.pt)."),
+    dev_corpus: Optional[Path] = typer.Option(None, help="Validation texts (loss per epoch); default: none."),
+    settings: Optional[list[str]] = typer.Option(None, "--set", help="Any parameter of the mechanism, NAME=VALUE (repeatable)."),
+    epsilon: Optional[float] = typer.Option(
+        None, "--epsilon", "-e", help="The epsilon saved with the model (a default: sanitize --epsilon overrides it)."),
+    seed: Optional[int] = typer.Option(None, help="Seed: a deterministic training run (default: OS entropy)."),
+    device: str = typer.Option("auto", help="auto (CUDA when present, else CPU), cpu or cuda."),
+    embeddings: str = typer.Option("default", help="'default' or a vectors file (initial token embeddings)."),
+    text_field: str = typer.Option("text", help="Text field of JSONL/CSV inputs."),
+    encoding: str = typer.Option("utf-8", help="Encoding of the inputs."),
+) -> None:
+    """Train a mechanism on a corpus and save it; an interrupted run resumes from its checkpoint."""
+    from textveil.corpus.reading import expand_inputs, read_documents
+    from textveil.mechanisms.base import MANIFEST, Mechanism
+    from textveil.mechanisms.registry import MECHANISMS
+
+    entry = MECHANISMS.entry(mechanism)
+    options = _given_options(mechanism, settings, epsilon=epsilon)
+    swept = entry.swept
+    if swept is not None and swept.required and swept.name not in options:
+        options[swept.name] = float(entry.grid[len(entry.grid) // 2])
+    if (out / MANIFEST).exists():
+        raise InputError(f"--out '{out}' already holds a trained model; give another folder (nothing was overwritten)")
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out '{out}' is a file; give a folder for the model")
+    texts = [d.text for d in read_documents(expand_inputs([str(corpus)]), text_field, encoding)]
+    dev = [d.text for d in read_documents(expand_inputs([str(dev_corpus)]), text_field, encoding)] if dev_corpus else []
+    cls = MECHANISMS.load(mechanism)
+    if cls._fit is Mechanism._fit:
+        raise InvalidParameterError(f"mechanism '{mechanism}' learns nothing; sanitize with it directly")
+    shared = {"embeddings": _load_embeddings(embeddings, None)} if "embeddings" in cls.resources else {}
+    neural = hasattr(cls, "train")
+    engine = MECHANISMS.make(mechanism, shared=shared, **options, seed=seed, **({"device": device} if neural else {}))
+    if neural:
+        with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+                      console=stderr, transient=True) as progress:
+            task = progress.add_task(f"training {mechanism}", total=None, loss="-")
+            engine.train(texts, dev, folder=out,
+                         progress=lambda done, total, loss: progress.update(task, completed=done, total=total,
+                                                                           loss=f"{loss:.3f}"),
+                         log=lambda message: progress.console.print(message))
+    else:
+        with stderr.status(f"fitting {mechanism} on {len(texts):,} texts"):
+            engine.fit(texts)
+    engine.save(out)
+    stderr.print(f"trained {mechanism} on {len(texts):,} texts -> {out} (sanitize with --mechanism {mechanism} "
+                 f"--model {out})")
+
+
+@app.command()
+def split(
+    corpus: Path = typer.Argument(..., help="A labelled corpus: JSONL/CSV, or a folder per author."),
+    out: Path = typer.Option(..., help="Folder for one JSONL file per part."),
+    fractions: str = typer.Option("70,10,20", help="Per label, the parts' shares in corpus order (paper 002: 70,10,20)."),
+    names: str = typer.Option("train,dev,eval", help="The parts' file names, comma-separated."),
+    text_field: str = typer.Option("text", help="Text field of JSONL/CSV corpora (kept in the parts)."),
+    label_field: str = typer.Option("label", help="Label field of JSONL/CSV corpora (kept in the parts)."),
+    encoding: str = typer.Option("utf-8", help="Encoding of the corpus."),
+) -> None:
+    """Split each author's texts, in order, into parts (train/dev/evaluation) written as JSONL."""
+    from textveil.corpus.labelled import read_labelled_corpus, split_by_fractions
+    from textveil.corpus.writing import atomic_write_text
+
+    try:
+        shares = [float(x) for x in fractions.split(",") if x.strip()]
+    except ValueError:
+        raise InvalidParameterError(f"--fractions '{fractions}' must be comma-separated numbers, e.g. 70,10,20") from None
+    parts_names = [n.strip() for n in names.split(",") if n.strip()]
+    if len(parts_names) != len(shares) or len(set(parts_names)) != len(parts_names):
+        raise InvalidParameterError(f"--names '{names}' must give one distinct name per fraction ({len(shares)})")
+    total = sum(shares)
+    whole = read_labelled_corpus(corpus, text_field, label_field, encoding).validate(what="corpus")
+    parts = split_by_fractions(whole, [s / total for s in shares] if total > 0 else shares)
+    targets = [out / f"{name}.jsonl" for name in parts_names]
+    if any(t.exists() for t in targets) or any(t.resolve() == corpus.resolve() for t in targets):
+        raise InputError(f"--out '{out}' already holds {', '.join(t.name for t in targets if t.exists())}; "
+                         "give another folder (nothing was overwritten)")
+    for target, part in zip(targets, parts):
+        lines = [json.dumps({text_field: t, label_field: label}, ensure_ascii=False) for t, label in zip(part.texts, part.labels)]
+        atomic_write_text(target, "\n".join(lines) + ("\n" if lines else ""))
+        stderr.print(f"{target}: {len(part):,} texts, {len(part.label_set)} labels")
