@@ -44,6 +44,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import load_average, machine_info, say  # noqa: E402
+from textveil.errors import TextveilError  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO_ROOT / ".." / "shared" / "data" / "blog_short" / "blog_short.jsonl"
@@ -79,23 +80,10 @@ def parse_config(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 def read_texts(path: Path, limit: int, field: str) -> list[str]:
-    texts: list[str] = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                raise ValueError(f"{path}, line {number}: not JSON") from None
-            text = record.get(field) if isinstance(record, dict) else None
-            if not isinstance(text, str):
-                raise ValueError(f"{path}, line {number}: no text field '{field}'")
-            if text.strip():
-                texts.append(text)
-            if len(texts) >= limit:
-                break
-    return texts
+    """The first ``limit`` non-empty texts of a corpus, read as textveil reads any input."""
+    from textveil.corpus.reading import expand_inputs, read_documents
+
+    return [d.text for d in read_documents(expand_inputs([str(path)]), field) if d.text.strip()][:limit]
 
 
 def devices_to_run(choice: str) -> list[str]:
@@ -195,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         configs = [parse_config(spec) for spec in (args.config or DEFAULT_CONFIGS)]
         texts = read_texts(args.corpus, args.texts, args.text_field)
         devices = devices_to_run(args.devices)
-    except (ValueError, OSError) as error:
+    except (ValueError, OSError, TextveilError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if not texts:
@@ -205,7 +193,6 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from textveil.embeddings.default_model import load_embeddings
-    from textveil.errors import TextveilError
 
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -31,13 +31,14 @@ input was in a model's training data.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from textveil.errors import TextveilError
 
 MIN_TOKENS, MAX_TOKENS = 8, 30
 STEPS_PER_INPUT = 2
@@ -47,20 +48,10 @@ RATING_BATCH_TOKENS = 1024
 
 
 def read_texts(path: Path, field: str) -> list[str]:
-    texts: list[str] = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                raise ValueError(f"{path}, line {number}: not JSON") from None
-            text = record.get(field) if isinstance(record, dict) else None
-            if not isinstance(text, str):
-                raise ValueError(f"{path}, line {number}: no text field '{field}'")
-            texts.append(text)
-    return texts
+    """Every text of a corpus, read as textveil reads any input."""
+    from textveil.corpus.reading import expand_inputs, read_documents
+
+    return [d.text for d in read_documents(expand_inputs([str(path)]), field)]
 
 
 def is_content(token: str) -> bool:
@@ -172,12 +163,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         texts = read_texts(args.inputs, args.text_field)
-    except (ValueError, OSError) as error:
+    except (ValueError, OSError, TextveilError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 
     from textveil.embeddings.default_model import load_embeddings
-    from textveil.errors import TextveilError
     from textveil.mechanisms.autoencoder import IN_TRAINING_DATA
     from textveil.mechanisms.base import Mechanism
     from textveil.text.layout import release_units

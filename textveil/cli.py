@@ -6,7 +6,6 @@ line on stderr and exit status 2.
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from enum import Enum
@@ -15,11 +14,19 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from textveil.errors import InputError, InvalidParameterError, TextveilError
 from textveil.attacks.registry import DEFAULT_ATTACKS
+from textveil.cli_models import register_model_commands
+from textveil.cli_support import (
+    given_options,
+    load_cli_embeddings,
+    mechanism_of,
+    progress_bar,
+    require_parameters,
+    stderr,
+)
+from textveil.errors import InputError, InvalidParameterError, TextveilError
 
 app = typer.Typer(
     name="textveil",
@@ -30,7 +37,6 @@ app = typer.Typer(
 )
 embeddings_app = typer.Typer(help="Build and inspect word embeddings.", no_args_is_help=True)
 app.add_typer(embeddings_app, name="embeddings")
-stderr = Console(stderr=True, soft_wrap=True)
 
 
 class OutputFormat(str, Enum):
@@ -54,24 +60,6 @@ class OovPolicy(str, Enum):
     drop = "drop"
 
 
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=stderr,
-        transient=True,
-    )
-
-
-def _load_embeddings(spec: str, vocab_size: Optional[int]):
-    from textveil.embeddings import load_embeddings
-
-    return load_embeddings(spec, vocab_size, log=lambda message: stderr.print(f"[dim]{message}[/dim]"))
-
-
 def _parse_grid(grid: str, parameter, option: str = "--grid") -> list[float]:
     """A comma-separated grid as values of a mechanism's swept parameter, each checked by its spec."""
     values = [item.strip() for item in grid.split(",") if item.strip()]
@@ -90,45 +78,6 @@ def _corpus_words(documents) -> list[str]:
     from textveil.text.tokenize import tokenize
 
     return [t.text for d in documents for t in tokenize(d.text) if t.is_word]
-
-
-def _given_options(mechanism: str, settings: Optional[list[str]], **flags) -> dict:
-    """A mechanism's options as the user gave them: dedicated flags (``None``: not given) and
-    ``--set NAME=VALUE`` for any other parameter, each parsed and checked by the mechanism's spec."""
-    from textveil.evaluation.releasing import check_mechanism_options, mechanism_options
-    from textveil.mechanisms.registry import MECHANISMS
-
-    entry = MECHANISMS.entry(mechanism)
-    options = mechanism_options(**flags)
-    for setting in settings or []:
-        name, separator, value = setting.partition("=")
-        if not separator or not name.strip():
-            raise InvalidParameterError(f"--set '{setting}' is not NAME=VALUE, e.g. --set rating=similarity")
-        options[name.strip().replace("-", "_")] = entry.parameter(name.strip().replace("-", "_")).parse(value)
-    check_mechanism_options(mechanism, options)
-    return options
-
-
-def _mechanism_of(mechanism: Optional[str], model: Optional[Path]) -> str:
-    """The mechanism to use: the one named, else the trained model's, else emp."""
-    if model is None:
-        return mechanism or "emp"
-    from textveil.mechanisms.base import saved_mechanism_name
-
-    saved = saved_mechanism_name(model)
-    if mechanism is not None and mechanism != saved:
-        raise InvalidParameterError(f"--model '{model}' holds a trained {saved}, not {mechanism}: "
-                                    f"use --mechanism {saved} or another --model")
-    return saved
-
-
-def _require_parameters(mechanism: str, options: dict, *, besides: tuple[str, ...] = ()) -> None:
-    """Every parameter the mechanism cannot do without is given: one line names the flag."""
-    from textveil.mechanisms.registry import MECHANISMS
-
-    for parameter in MECHANISMS.entry(mechanism).parameters:
-        if parameter.required and parameter.name not in options and parameter.name not in besides:
-            raise InvalidParameterError(f"mechanism '{mechanism}' needs {parameter.flag}: {parameter.help}")
 
 
 @app.command()
@@ -192,11 +141,11 @@ def sanitize(
     from textveil.evaluation.releasing import build_mechanism
     from textveil.mechanisms.registry import MECHANISMS
 
-    mechanism = _mechanism_of(mechanism, model)
-    options = _given_options(
+    mechanism = mechanism_of(mechanism, model)
+    options = given_options(
         mechanism, settings, epsilon=epsilon, decode=decode.value if decode else None, keep_stop_words=keep_stop_words,
         oov=oov.value if oov else None, layout=layout.value if layout else None, bag_of_words=bag_of_words)
-    _require_parameters(mechanism, options)
+    require_parameters(mechanism, options)
     files = expand_inputs(inputs, input_format)
     single_target = len(files) == 1 and Path(inputs[0]).is_file() or inputs == ["-"]
     suffix = ".json" if fmt is OutputFormat.json else ""
@@ -208,7 +157,7 @@ def sanitize(
     cls = MECHANISMS.load(mechanism)
     shared = {}
     if "embeddings" in getattr(cls, "resources", ()):
-        table = _load_embeddings(embeddings, vocab_size)
+        table = load_cli_embeddings(embeddings, vocab_size)
         if vocab_corpus is not None:
             vocab_documents = read_documents(expand_inputs([str(vocab_corpus)]), text_field, encoding)
             table = table.restrict_to_words(_corpus_words(vocab_documents))
@@ -218,7 +167,7 @@ def sanitize(
         fit_documents = read_documents(expand_inputs([str(fit_corpus)]), text_field, encoding)
         with stderr.status(f"fitting {mechanism} on {len(fit_documents):,} texts of {fit_corpus}"):
             engine.fit([d.text for d in fit_documents])
-    with _progress() as progress:
+    with progress_bar() as progress:
         task = progress.add_task("sanitising", total=len(documents))
         releases = engine.sanitize_many(
             (d.text for d in documents), progress=lambda done: progress.advance(task, done)
@@ -320,8 +269,8 @@ def calibrate(
         corpus_words = _corpus_words(read_documents(files, text_field, encoding))
         if not corpus_words:
             raise InputError("the inputs hold no words to calibrate on; give text with words, or no input at all")
-    table = _load_embeddings(embeddings, vocab_size)
-    with _progress() as progress:
+    table = load_cli_embeddings(embeddings, vocab_size)
+    with progress_bar() as progress:
         task = progress.add_task("calibrating", total=len(grid))
         points = run_calibration(
             table, grid, corpus_words, samples=samples, word_types=word_types, draws=draws,
@@ -400,7 +349,7 @@ def attack(
         raise InputError(f"{given} only apply with --release-known-with MECHANISM, which releases the known texts "
                          "first")
     parameters = None if release_known_with is None else release_parameters(
-        release_known_with, epsilon, **_given_options(
+        release_known_with, epsilon, **given_options(
             release_known_with, settings, layout=layout, bag_of_words=bag_of_words,
             decode=decode.value if decode else None))
     model = make_attack(attack_name, shared={"random_state": seed})
@@ -413,10 +362,10 @@ def attack(
         from textveil.evaluation.release_cache import ReleaseCache
         from textveil.evaluation.releasing import build_mechanism, release_corpus
 
-        table = _load_embeddings(embeddings, vocab_size)
+        table = load_cli_embeddings(embeddings, vocab_size)
         cache = ReleaseCache(cache_root() / "releases")  # only a seeded release is stored
         engine = build_mechanism(release_known_with, parameters, table, seed=release_seed)
-        with _progress() as progress:
+        with progress_bar() as progress:
             task = progress.add_task(f"releasing the known texts with {release_known_with}", total=len(known_corpus))
             known_texts = release_corpus(engine, known_corpus, cache,
                                          progress=lambda done: progress.advance(task, done)).texts
@@ -492,16 +441,16 @@ def evaluate(
     from textveil.evaluation.utility_tasks import UTILITY_TASKS
     from textveil.mechanisms.registry import MECHANISMS
 
-    mechanism = _mechanism_of(mechanism, model)
+    mechanism = mechanism_of(mechanism, model)
     entry = MECHANISMS.entry(mechanism)
     swept = entry.swept
     if grid is not None and swept is None:
         raise InvalidParameterError(f"mechanism '{mechanism}' has no parameter to sweep; leave out --grid")
     values = [] if swept is None else (
         _parse_grid(grid, swept) if grid is not None else list(entry.grid))
-    options = _given_options(mechanism, settings, layout=layout, bag_of_words=bag_of_words,
+    options = given_options(mechanism, settings, layout=layout, bag_of_words=bag_of_words,
                              decode=decode.value if decode else None)
-    _require_parameters(mechanism, options, besides=(swept.name,) if swept else ())
+    require_parameters(mechanism, options, besides=(swept.name,) if swept else ())
     if vocab_size:
         options["vocab_size"] = vocab_size
     plan = ExperimentPlan(
@@ -519,7 +468,7 @@ def evaluate(
     validate(plan, corpora)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out '{out}' is a file; give a folder for the report")
-    with _progress() as progress:
+    with progress_bar() as progress:
         task = progress.add_task("evaluating", total=len(values) + 2)
         results = run_experiment(
             corpora, plan, cache_folder=None if no_cache else cache_root() / "releases",
@@ -554,7 +503,7 @@ def embeddings_info(
     """Describe embeddings: size, dimension, vector norms, where they are cached."""
     import numpy as np
 
-    table = _load_embeddings(embeddings, vocab_size)
+    table = load_cli_embeddings(embeddings, vocab_size)
     norms = np.linalg.norm(table.vectors, axis=1)
     print(f"name:        {table.name}")
     print(f"words:       {len(table):,}")
@@ -571,8 +520,7 @@ def embeddings_info(
             print(f"build:       {json.loads(meta.read_text())}")
 
 
-# The commands of mechanisms that learn (train, split) live in their own module, which adds them to app.
-importlib.import_module("textveil.cli_models")
+register_model_commands(app)  # train and split: the commands of mechanisms that learn
 
 
 def main() -> None:

@@ -14,11 +14,10 @@ from typing import Optional
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from textveil.cli import _given_options, _load_embeddings, app, stderr
+from textveil.cli_support import given_options, load_cli_embeddings, stderr
 from textveil.errors import InputError, InvalidParameterError
 
 
-@app.command()
 def train(
     mechanism: str = typer.Argument(..., help="A mechanism that learns (see 'textveil mechanisms'): erae, aedp, syntf."),
     corpus: Path = typer.Option(..., help="Training texts: a text file, a folder, JSONL or CSV."),
@@ -39,7 +38,7 @@ def train(
     from textveil.mechanisms.registry import MECHANISMS
 
     entry = MECHANISMS.entry(mechanism)
-    options = _given_options(mechanism, settings, epsilon=epsilon)
+    options = given_options(mechanism, settings, epsilon=epsilon)
     swept = entry.swept
     if swept is not None and swept.required and swept.name not in options:
         options[swept.name] = float(entry.grid[len(entry.grid) // 2])
@@ -52,7 +51,7 @@ def train(
     cls = MECHANISMS.load(mechanism)
     if cls._fit is Mechanism._fit:
         raise InvalidParameterError(f"mechanism '{mechanism}' learns nothing; sanitize with it directly")
-    shared = {"embeddings": _load_embeddings(embeddings, None)} if "embeddings" in cls.resources else {}
+    shared = {"embeddings": load_cli_embeddings(embeddings, None)} if "embeddings" in cls.resources else {}
     neural = hasattr(cls, "train")
     engine = MECHANISMS.make(mechanism, shared=shared, **options, seed=seed, **({"device": device} if neural else {}))
     if neural:
@@ -72,7 +71,6 @@ def train(
                  f"--model {out})")
 
 
-@app.command()
 def split(
     corpus: Path = typer.Argument(..., help="A labelled corpus: JSONL/CSV, or a folder per author."),
     out: Path = typer.Option(..., help="Folder for one JSONL file per part."),
@@ -104,3 +102,9 @@ def split(
         lines = [json.dumps({text_field: t, label_field: label}, ensure_ascii=False) for t, label in zip(part.texts, part.labels)]
         atomic_write_text(target, "\n".join(lines) + ("\n" if lines else ""))
         stderr.print(f"{target}: {len(part):,} texts, {len(part.label_set)} labels")
+
+
+def register_model_commands(app: typer.Typer) -> None:
+    """Add ``train`` and ``split`` to the ``textveil`` app."""
+    app.command()(train)
+    app.command()(split)

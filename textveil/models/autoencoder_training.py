@@ -191,6 +191,8 @@ def train_autoencoder(
                 position.seconds += time.perf_counter() - started
                 started = time.perf_counter()
                 _save(checkpoint, model, optimizer, identity, position)
+                say(f"checkpoint: epoch {epoch + 1}, batch {position.batch} of {len(batches)}, "
+                    f"training loss {position.loss_sum / max(1, position.tokens):.4f}")
             if progress is not None:
                 progress(epoch * per_epoch + position.batch, total_batches, loss)
         position.seconds += time.perf_counter() - started
