@@ -458,3 +458,11 @@ def test_necessary_epsilon_is_zero_when_any_epsilon_will_do() -> None:
     assert necessary_epsilon(10, good=5, probability=0.3) == 0.0
     assert exponential_mechanism_probabilities(np.r_[np.ones(5), np.zeros(5)], 1e-12)[:5].sum() >= 0.3
     assert necessary_epsilon(10, good=10) == 0.0
+
+
+def test_only_public_marks_enter_the_vocabulary(cluster_embeddings) -> None:
+    """A writer's typographic marks (curly quotes, dashes, ellipses) never become drawable tokens."""
+    texts = ["the red cat \u2014 runs \u201cin\u201d the park\u2026", "the blue dog runs, in the yard!"] * 3
+    model = AEDP(5.0, cluster_embeddings, hidden=4, layers=1, epochs=1, batch_size=4, seed=0).fit(texts)
+    vocabulary = {str(t) for t in model.vocabulary_}
+    assert {",", "!"} <= vocabulary and not vocabulary & {"\u2014", "\u201c", "\u201d", "\u2026"}

@@ -2,8 +2,9 @@
 token with the exponential mechanism.
 
 A text's tokens (the public layout's: words in lower case and marks, whitespace dropped) are cut
-into segments of at most ``max_length``; for each segment the trained network
-(:mod:`textveil.models.autoencoder`) gives, at every step i, the softmax probabilities
+into segments of at most ``max_length``; the vocabulary is the training texts' most frequent words
+and ASCII marks (any other mark reads as ``<unk>`` and is never released, as in the public
+layout). For each segment the trained network (:mod:`textveil.models.autoencoder`) gives, at every step i, the softmax probabilities
 rho_i(x, w) in [0, 1] of every vocabulary entry w (eq. 5). The release draws token i from
 
     Pr[w] proportional to exp(epsilon * rho_i(x, w) / 2)        (eq. 6, sensitivity 1)
@@ -40,7 +41,7 @@ from textveil.mechanisms.base import Change, Mechanism, ProgressCallback, Releas
 from textveil.mechanisms.sampling import make_rng, sample_exponential_mechanism
 from textveil.privacy.guarantee import Guarantee, unprotected_by_layout
 from textveil.text.casing import public_casing_table
-from textveil.text.layout import release_units, render_public_layout
+from textveil.text.layout import PUBLIC_MARKS, is_mark, release_units, render_public_layout
 
 SENSITIVITY = 1.0
 """The rating is a softmax probability, in [0, 1] for every input: no rating moves by more than 1."""
@@ -164,7 +165,10 @@ class AutoEncoderMechanism(Mechanism):
             raise InvalidParameterError("train expects sequences of texts (str)")
         seed = self.seed if self.seed is not None else secrets.randbits(62)
         token_lists = [release_units(t) for t in texts]
-        vocabulary = build_vocabulary(token_lists, self.vocabulary_size)
+        # Marks enter the vocabulary only as the public layout's ASCII ones: a curly quote or a
+        # dash of the writer's must not be a token the release can draw back (others read as <unk>).
+        vocabulary = build_vocabulary(([t for t in tokens if not is_mark(t) or t in PUBLIC_MARKS]
+                                       for tokens in token_lists), self.vocabulary_size)
         index = {token: row for row, token in enumerate(vocabulary)}
 
         def cut(lists: Iterable[list[str]]) -> list[list[int]]:
