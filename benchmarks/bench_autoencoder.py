@@ -57,7 +57,11 @@ DEFAULT_CONFIGS = (
 
 
 def parse_config(spec: str) -> tuple[str, dict[str, Any]]:
-    """``NAME:key=value,key=value`` -> (name, parameters); numbers become int or float."""
+    """``NAME:key=value,key=value`` -> (name, parameters), each value parsed and checked by
+    ERAE's own parameter declarations (an unknown key or a bad value fails with one line)."""
+    from textveil.mechanisms.registry import MECHANISMS
+
+    entry = MECHANISMS.entry("erae")
     name, colon, body = spec.partition(":")
     if not colon:
         name, body = spec, spec
@@ -66,16 +70,7 @@ def parse_config(spec: str) -> tuple[str, dict[str, Any]]:
         key, equals, raw = item.partition("=")
         if not equals:
             raise ValueError(f"configuration '{spec}': '{item}' is not KEY=VALUE")
-        value: Any = raw
-        for convert in (int, float):
-            try:
-                value = convert(raw)
-                break
-            except ValueError:
-                pass
-        if raw.lower() in ("true", "false"):
-            value = raw.lower() == "true"
-        parameters[key.strip()] = value
+        parameters[key.strip()] = entry.parameter(key.strip()).parse(raw)
     return name, parameters
 
 

@@ -245,10 +245,14 @@ class AutoEncoderMechanism(Mechanism):
             return torch.softmax(logits.double(), dim=1).cpu().numpy()
 
     def _segments(self, text: str) -> list[list[int]]:
+        """A text as the segments of token ids the model reads."""
+        return self._unit_segments(release_units(text))
+
+    def _unit_segments(self, units: list[str]) -> list[list[int]]:
+        """A text's tokens (:func:`release_units`, computed once by the caller) as segments of ids."""
         from textveil.models.autoencoder import encode_tokens, segments
 
-        index = self._index()
-        return segments(encode_tokens(release_units(text), index), self.max_length)
+        return segments(encode_tokens(units, self._index()), self.max_length)
 
     def _index(self) -> dict[str, int]:
         cached = getattr(self, "_index_cache", None)
@@ -267,7 +271,7 @@ class AutoEncoderMechanism(Mechanism):
 
         self._network()
         units = release_units(text)
-        pieces = self._segments(text)
+        pieces = self._unit_segments(units)
         if not pieces:
             return []
         rated = self.ratings(pieces)
@@ -283,13 +287,14 @@ class AutoEncoderMechanism(Mechanism):
         """Release many texts, drawing their tokens in batches of about ``batch_words`` tokens."""
         self._network()
         releases: list[Release] = []
-        batch: list[tuple[str, list[list[int]]]] = []
+        batch: list[tuple[str, list[str], list[list[int]]]] = []
         tokens = 0
         for text in texts:
             if not isinstance(text, str):
                 raise InvalidParameterError(f"sanitize expects text (str), got {type(text).__name__}")
-            pieces = self._segments(text)
-            batch.append((text, pieces))
+            units = release_units(text)
+            pieces = self._unit_segments(units)
+            batch.append((text, units, pieces))
             tokens += sum(len(p) for p in pieces)
             if tokens >= self.batch_words:
                 releases += self._release_batch(batch, progress)
@@ -298,10 +303,11 @@ class AutoEncoderMechanism(Mechanism):
             releases += self._release_batch(batch, progress)
         return releases
 
-    def _release_batch(self, batch: list[tuple[str, list[list[int]]]], progress: ProgressCallback | None) -> list[Release]:
+    def _release_batch(self, batch: list[tuple[str, list[str], list[list[int]]]],
+                       progress: ProgressCallback | None) -> list[Release]:
         from textveil.models.autoencoder import SPECIALS
 
-        pieces = [p for _, text_pieces in batch for p in text_pieces]
+        pieces = [p for _, _, text_pieces in batch for p in text_pieces]
         drawn: np.ndarray = np.zeros(0, dtype=np.int64)
         if pieces:
             candidates = self.ratings(pieces)[:, len(SPECIALS):]  # the specials are never released
@@ -309,11 +315,10 @@ class AutoEncoderMechanism(Mechanism):
                                                  sensitivity=SENSITIVITY) + len(SPECIALS)
         releases, offset = [], 0
         casing = public_casing_table()
-        for text, text_pieces in batch:
-            count = sum(len(p) for p in text_pieces)
+        for text, originals, text_pieces in batch:
+            count = len(originals)
             words = [str(self.vocabulary_[i]) for i in drawn[offset:offset + count]]
             offset += count
-            originals = release_units(text)
             changes = tuple(Change(i, a, b) for i, (a, b) in enumerate(zip(originals, words)) if a != b)
             releases.append(Release(render_public_layout(words, casing), self._guarantee(text, count), changes,
                                     words_unchanged=count - len(changes)))

@@ -276,10 +276,7 @@ class Mechanism:
         from textveil.mechanisms.registry import MECHANISMS
 
         source = Path(folder)
-        try:
-            manifest = json.loads((source / MANIFEST).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            raise InputError(f"'{source}' holds no readable {MANIFEST}: it is not a saved textveil mechanism") from None
+        manifest = _read_manifest(source)
         if manifest.get("format") != MANIFEST_FORMAT or manifest.get("mechanism") not in MECHANISMS:
             raise InputError(f"'{source / MANIFEST}' is not a textveil mechanism manifest ({MANIFEST_FORMAT})")
         entry = MECHANISMS.entry(manifest["mechanism"])
@@ -325,11 +322,20 @@ def _read_arrays(path: Path, names: list[str]) -> dict[str, np.ndarray]:
         raise InputError(f"'{path}' is truncated or corrupt: fit and save the mechanism again") from None
 
 
+def _read_manifest(source: Path) -> dict[str, Any]:
+    try:
+        manifest = json.loads((source / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = None
+    if not isinstance(manifest, dict):
+        raise InputError(f"'{source}' holds no readable {MANIFEST}: it is not a saved textveil mechanism")
+    return manifest
+
+
 def saved_mechanism_name(folder: str | Path) -> str:
     """The name of the mechanism saved in ``folder`` (read from its manifest)."""
     source = Path(folder)
-    try:
-        manifest = json.loads((source / MANIFEST).read_text(encoding="utf-8"))
-        return str(manifest["mechanism"])
-    except (OSError, ValueError, KeyError, TypeError):
-        raise InputError(f"'{source}' holds no readable {MANIFEST}: it is not a saved textveil mechanism") from None
+    name = _read_manifest(source).get("mechanism")
+    if not isinstance(name, str):
+        raise InputError(f"'{source / MANIFEST}' names no mechanism: it is not a textveil mechanism manifest")
+    return name
