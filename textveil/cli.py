@@ -18,6 +18,7 @@ from rich.table import Table
 
 from textveil.attacks.registry import DEFAULT_ATTACKS
 from textveil.cli_models import register_model_commands
+from textveil.cli_pivot import attack_frequency, pivot_app
 from textveil.cli_support import (
     given_options,
     load_cli_embeddings,
@@ -296,8 +297,14 @@ def calibrate(
         stderr.print(f"plot written to {plot}")
 
 
-@app.command()
+attack_app = typer.Typer(help="Attack texts or releases: authorship (the options below), or 'frequency' on a PIVOT "
+                         "release.")
+app.add_typer(attack_app, name="attack")
+
+
+@attack_app.callback(invoke_without_command=True)
 def attack(
+    context: typer.Context,
     known: Optional[Path] = typer.Option(None, help="Known texts: a folder per author, or JSONL/CSV."),
     unknown: Optional[Path] = typer.Option(None, help="Unknown texts to attribute (same layouts)."),
     attack_name: str = typer.Option("char3-svm", "--attack", "-a", help="Attack name (see --list)."),
@@ -326,7 +333,10 @@ def attack(
     """Attribute unknown texts to the authors of known texts; print top-1..k accuracy and chance.
 
     With --release-known-with, the known texts are first released by that mechanism, so that the
-    attack is trained on text like the (released) unknown texts it attributes."""
+    attack is trained on text like the (released) unknown texts it attributes. 'textveil attack
+    frequency RELEASE' runs frequency analysis on a PIVOT release instead."""
+    if context.invoked_subcommand is not None:
+        return
     from textveil.attacks.base import evaluate_attack
     from textveil.attacks.registry import ATTACKS, make_attack
     from textveil.corpus.labelled import read_labelled_corpus
@@ -521,6 +531,8 @@ def embeddings_info(
 
 
 register_model_commands(app)  # train and split: the commands of mechanisms that learn
+app.add_typer(pivot_app, name="pivot")
+attack_app.command("frequency")(attack_frequency)
 
 
 def main() -> None:

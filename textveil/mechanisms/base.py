@@ -295,7 +295,8 @@ class Mechanism:
         missing = [p.name for p in entry.parameters if p.secret and isinstance(parameters.get(p.name), str)]
         if missing:
             raise InputError(f"'{source}' lacks secrets.json with its {', '.join(missing)}: copy it with the manifest")
-        mechanism = target(**parameters, **resources)
+        # Resources the mechanism does not work with (embeddings, for one that has no vocabulary) are not its own.
+        mechanism = target(**parameters, **{k: v for k, v in resources.items() if k in target.resources})
         if mechanism.vocabulary_hash() != manifest.get("vocabulary_hash"):
             raise InputError(
                 f"'{source}' was saved with another vocabulary (digest {manifest.get('vocabulary_hash')}, here "

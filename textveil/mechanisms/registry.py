@@ -115,6 +115,21 @@ MECHANISMS.add(Entry(
     parameters=(EPSILON, *_NETWORK, *_OPTIMISER, _EMBEDDINGS, SEED),
 ))
 
+MECHANISMS.add(Entry(
+    "pivot", "textveil.mechanisms.pivot:Pivot",
+    "PIVOT (paper 003): every token of a corpus mapped one-to-many onto opaque code words of equal counts, "
+    "so that frequency analysis guesses right with probability at most 1/l; the owner keeps the key",
+    guarantee="l-privacy",
+    grid=(2.0, 5.0, 10.0),
+    parameters=(
+        Parameter("l", int, "l-privacy: each code word's best frequency guess is right with probability <= 1/l "
+                  "(at least 2)", 5, minimum=1, swept=True),
+        Parameter("part_size", int, "the most occurrences one code word takes (larger: fewer code words per word); "
+                  "default: the size that cuts the corpus into the fewest code words per word", None, minimum=0),
+        SEED,
+    ),
+))
+
 
 def mechanism_class(name: str) -> type:
     """The mechanism class registered under ``name`` (imported now); a clear error lists the valid names."""

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
-GUARANTEE_SCHEMA = "textveil.guarantee/2"
+GUARANTEE_SCHEMA = "textveil.guarantee/3"
 """The version of :meth:`Guarantee.to_dict`'s layout; a change of key names bumps it."""
 
 KINDS: dict[str, str] = {
@@ -27,7 +27,7 @@ COMPOSITIONS: dict[str, str] = {
     "bag": "epsilon * N * E",
     "sequence": "epsilon * sum_i d(t_i, t'_i)",
     "sequential": "epsilon * N",
-    "l-privacy": "epsilon * l",
+    "l-privacy": "each code word: best frequency guess right with probability <= 1/l",
     "none": "none",
 }
 """How the per-unit guarantee composes over a document, as a formula over its N units."""
@@ -89,6 +89,8 @@ class Guarantee:
     statement:
         The guarantee in one paragraph, as the mechanism states it to a user (default for metric
         privacy: written here from the other fields).
+    l:
+        For l-privacy (paper 003): the l of the guarantee; ``None`` for the other kinds.
 
     >>> g = Guarantee("emp", 1 / 16, "Euclidean distance between word vectors", 4, layout="bag")
     >>> round(g.bound(2.816), 2), g.composition, g.formula
@@ -113,6 +115,7 @@ class Guarantee:
     unprotected: tuple[str, ...] = ()
     assumptions: tuple[str, ...] = ()
     statement: str = ""
+    l: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

@@ -1,0 +1,156 @@
+"""The ``pivot`` commands (paper 003): encode a corpus with a key, and map released artefacts
+back with it. Like the rest of the command line this holds no privacy logic: it checks paths,
+reads, calls :mod:`textveil.mechanisms.pivot` and writes.
+
+The key never goes near the release: it may not lie inside the release's folder (or be one of
+its files), an existing key is never overwritten without ``--force``, it is written 0600, and
+what the command prints of it is its digest.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from textveil.cli_support import progress_bar, stderr
+from textveil.errors import InputError
+
+pivot_app = typer.Typer(help="PIVOT (paper 003): one-to-many word mapping against frequency analysis, with a key "
+                        "the owner keeps.", no_args_is_help=True)
+
+
+def _is_within(path: Path, folder: Path) -> bool:
+    path, folder = path.resolve(), folder.resolve()
+    return path == folder or folder in path.parents
+
+
+def check_key_path(key: Path, release_targets: list[Path], release_root: Path, inputs: list[str], force: bool) -> None:
+    """Refuse a key path that would mix the key into the release or the corpus, or replace a key (one line)."""
+    release_is_folder = len(release_targets) > 1 or release_root.is_dir() or \
+        any(target.resolve() != release_root.resolve() for target in release_targets)
+    if release_is_folder and _is_within(key, release_root):
+        raise InputError(f"--key '{key}' lies inside the release folder '{release_root}': the key must never travel "
+                         "with the release; keep it elsewhere")
+    if any(key.resolve() == target.resolve() for target in release_targets):
+        raise InputError(f"--key '{key}' is the release's own path; give the key a path of its own, outside the release")
+    for item in inputs:
+        if item != "-" and _is_within(key, Path(item)):
+            raise InputError(f"--key '{key}' is or lies inside the input '{item}'; keep the key apart from the corpus")
+    if key.exists() and not force:
+        raise InputError(f"key file '{key}' exists; a key is never overwritten (pass --force to replace it)")
+
+
+@pivot_app.command("encode")
+def encode(
+    inputs: list[str] = typer.Argument(..., help="The corpus: files, folders (one text per file), JSONL or CSV.",
+                                       show_default=False),
+    l: int = typer.Option(5, "--l", help="l-privacy: each code word's best frequency guess is right with probability "
+                          "<= 1/l (at least 2)."),
+    out: Path = typer.Option(..., "--out", help="The release: a file for one input file, else a folder (mirrors the input)."),
+    key: Path = typer.Option(..., "--key", help="Where to write the key (0600, outside the release)."),
+    part_size: int = typer.Option(100, help="The most occurrences one code word takes (larger: better embeddings)."),
+    seed: Optional[int] = typer.Option(None, help="Seed for a reproducible release and key (default: OS entropy)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing key file."),
+    text_field: str = typer.Option("text", help="Text field of JSONL/CSV inputs."),
+    input_format: str = typer.Option("auto", help="auto (by extension), text, jsonl or csv."),
+    encoding: str = typer.Option("utf-8", help="Encoding of the inputs."),
+) -> None:
+    """Replace every token of a corpus by code words (one word -> many), write the release and the key."""
+    from textveil.corpus.outputs import plan_output_paths
+    from textveil.corpus.reading import expand_inputs, read_documents
+    from textveil.corpus.writing import atomic_write_text, render_releases
+    from textveil.mechanisms.pivot import Pivot
+
+    engine = Pivot(l=l, part_size=part_size, seed=seed)  # bad l or part size: one line, before any reading
+    files = expand_inputs(inputs, input_format)
+    single_target = len(files) == 1 and Path(inputs[0]).is_file()
+    targets = plan_output_paths(files, out, single_target, "")
+    check_key_path(key, list(targets.values()), out, inputs, force)
+    documents = read_documents(files, text_field, encoding)
+    with progress_bar() as progress:
+        task = progress.add_task("encoding", total=len(documents))
+        encoding_result = engine.encode([d.text for d in documents], progress=lambda done: progress.advance(task, done))
+    encoding_result.key.save(key, force=force)  # first: a release whose key was lost could never be mapped back
+    for source, text in render_releases(documents, encoding_result.releases, "text", text_field).items():
+        atomic_write_text(targets[source], text if text.endswith("\n") or source.fmt != "text" else text + "\n",
+                          encoding)
+    tokens = sum(r.guarantee.words_protected for r in encoding_result.releases)
+    code_words = len(encoding_result.key.decoder)
+    stderr.print(f"encoded {len(documents):,} text(s), {tokens:,} tokens, as {code_words:,} code words -> {out}; "
+                 f"key {encoding_result.key} -> {key} (0600: keep it apart from the release)")
+    stderr.print(f"guarantee: l-privacy with l = {l}: a frequency attacker who knows every word's count guesses a code "
+                 f"word right with probability at most {encoding_result.success:.3f} (1/l = {1 / l:.3f}); in "
+                 f"expectation it decodes {encoding_result.tokens_recoverable:.1%} of the tokens")
+    first = encoding_result.releases[0].guarantee if encoding_result.releases else None
+    if first is not None:
+        stderr.print("released unprotected: the number of tokens of each text; " + "; ".join(first.unprotected[1:]),
+                     style="bold yellow", markup=False)
+
+
+@pivot_app.command("decode-text")
+def decode_text(
+    inputs: list[str] = typer.Argument(..., help="The release as 'pivot encode' wrote it.", show_default=False),
+    key: Path = typer.Option(..., "--key", help="The release's key."),
+    out: Path = typer.Option(..., "--out", help="Where the decoded corpus goes (a file, or a folder for several)."),
+    text_field: str = typer.Option("text", help="Text field of JSONL/CSV releases."),
+    encoding: str = typer.Option("utf-8", help="Encoding of the release."),
+) -> None:
+    """Map a release back to the original tokens (words in lower case and marks, joined by spaces)."""
+    from textveil.corpus.outputs import plan_output_paths
+    from textveil.corpus.reading import expand_inputs, read_documents
+    from textveil.corpus.writing import atomic_write_text, render_releases
+    from textveil.mechanisms.base import Release
+    from textveil.mechanisms.pivot import PivotKey
+    from textveil.privacy.guarantee import Guarantee
+
+    owner_key = PivotKey.load(key)
+    files = expand_inputs(inputs)
+    targets = plan_output_paths(files, out, len(files) == 1 and Path(inputs[0]).is_file(), "")
+    documents = read_documents(files, text_field, encoding)
+    texts = [d.text.rstrip("\n") if d.source.fmt == "text" else d.text for d in documents]
+    owner_key.check_release(texts, where=f"release '{' '.join(inputs)}'")
+    none = Guarantee("pivot-decode", None, kind="none", statement="decoded with the owner's key")
+    decoded = [Release(owner_key.decode_text(text), none) for text in texts]
+    for source, text in render_releases(documents, decoded, "text", text_field).items():
+        atomic_write_text(targets[source], text if text.endswith("\n") or source.fmt != "text" else text + "\n",
+                          encoding)
+    stderr.print(f"decoded {len(documents):,} text(s) -> {out}")
+
+
+@pivot_app.command("decode-vectors")
+def decode_vectors(
+    vectors: Path = typer.Argument(..., help="Vectors trained on the release (word2vec text or binary format)."),
+    key: Path = typer.Option(..., "--key", help="The release's key."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Where the word vectors go (word2vec text format; "
+                                       "default: stdout)."),
+) -> None:
+    """Map vectors of code words back to words: each word's vector is the count-weighted mean of its code words'."""
+    from textveil.corpus.writing import atomic_write_text
+    from textveil.embeddings.readers import read_embeddings
+    from textveil.mechanisms.pivot import PivotKey
+
+    owner_key = PivotKey.load(key)
+    table = read_embeddings(vectors, words_only=False)
+    trained = dict(zip(table.words, table.vectors))
+    decoder = owner_key.decoder
+    known = sum(1 for code in trained if code in decoder)
+    if known * 2 < len(trained):
+        raise InputError(f"only {known:,} of the {len(trained):,} vectors in '{vectors}' are code words of this key: "
+                         "they were not trained on this key's release; give the release's own key")
+    words = owner_key.decode_vectors(trained)
+    if not words:
+        raise InputError(f"'{vectors}' holds no vector of any code word of this key")
+    dim = len(next(iter(words.values())))
+    lines = [f"{len(words)} {dim}"] + [word + " " + " ".join(f"{x:.6g}" for x in vector) for word, vector in words.items()]
+    text = "\n".join(lines) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        if out.resolve() == vectors.resolve() or out.resolve() == key.resolve():
+            raise InputError(f"--out '{out}' is an input; textveil never writes over its input: choose another path")
+        atomic_write_text(out, text)
+    stderr.print(f"decoded {len(words):,} word vectors from {known:,} code-word vectors" +
+                 (f" -> {out}" if out is not None else ""))
