@@ -143,6 +143,9 @@ def sanitize(
     from textveil.mechanisms.registry import MECHANISMS
 
     mechanism = mechanism_of(mechanism, model)
+    command = MECHANISMS.load(mechanism).release_command
+    if command:
+        raise InputError(f"{mechanism} releases a whole corpus with a key for the owner to keep; use '{command}'")
     options = given_options(
         mechanism, settings, epsilon=epsilon, decode=decode.value if decode else None, keep_stop_words=keep_stop_words,
         oov=oov.value if oov else None, layout=layout.value if layout else None, bag_of_words=bag_of_words)

@@ -154,3 +154,69 @@ def decode_vectors(
         atomic_write_text(out, text)
     stderr.print(f"decoded {len(words):,} word vectors from {known:,} code-word vectors" +
                  (f" -> {out}" if out is not None else ""))
+
+
+def attack_frequency(
+    release: list[str] = typer.Argument(..., help="The release (as 'pivot encode' wrote it).", show_default=False),
+    reference: str = typer.Option(..., help="What the attacker knows of word frequencies: corpus (give --corpus) "
+                                  "or wordfreq (public English frequencies)."),
+    corpus: Optional[Path] = typer.Option(None, help="With --reference corpus: the corpus whose counts the attacker "
+                                          "knows (the original, at worst)."),
+    l: Optional[int] = typer.Option(None, "--l", help="Attack as one who knows the mechanism: PIVOT's l (the "
+                                    "attacker runs its public plan on the counts it knows)."),
+    part_size: Optional[int] = typer.Option(None, help="With --l: PIVOT's part size, if the release used one."),
+    method: str = typer.Option("assignment", help="assignment (l_p-optimal, scipy) or rank (frequency analysis)."),
+    context: bool = typer.Option(False, "--context", help="Context-merging attack: train word2vec on the release, "
+                                 "merge code words whose contexts agree, then count."),
+    key: Optional[Path] = typer.Option(None, "--key", help="Score the attack with the release's key (the owner "
+                                       "testing their own release)."),
+    seed: int = typer.Option(0, help="Seed of the context attack's word2vec."),
+    fmt: str = typer.Option("text", "--format", help="text, or json (every guess, and the score with --key)."),
+    text_field: str = typer.Option("text", help="Text field of JSONL/CSV releases and corpora."),
+    encoding: str = typer.Option("utf-8", help="Encoding of the release and the corpus."),
+) -> None:
+    """Frequency analysis of a PIVOT release: guess every code word's word from its count."""
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from textveil.corpus.reading import expand_inputs, read_documents
+    from textveil.evaluation.frequency_risk import frequency_guesses, reference_counts, score_guesses
+    from textveil.mechanisms.pivot import PivotKey, normalised_tokens
+
+    if fmt not in ("text", "json"):
+        raise InputError(f"unknown --format '{fmt}'; use text or json")
+    if reference == "corpus" and corpus is None:
+        raise InputError("--reference corpus needs --corpus PATH: the corpus whose word counts the attacker knows")
+    owner_key = PivotKey.load(key) if key is not None else None
+    texts = [d.text for d in read_documents(expand_inputs(release), text_field, encoding)]
+    if owner_key is not None:
+        owner_key.check_release([t.rstrip("\n") for t in texts], where=f"release '{' '.join(release)}'")
+    tokens = [text.split() for text in texts]
+    known = None
+    if corpus is not None:
+        known = [normalised_tokens(d.text) for d in read_documents(expand_inputs([str(corpus)]), text_field, encoding)]
+    with stderr.status("attacking the release"):
+        guesses = frequency_guesses(tokens, reference_counts(known, reference), l=l, part_size=part_size,
+                                    method=method, context=context, seed=seed)
+        score = None if owner_key is None else score_guesses([(guesses, owner_key, tokens)])
+    attacker = ("context-merging" if context else "frequency") + (f", knowing the mechanism (l = {l})" if l else "")
+    if fmt == "json":
+        print(json.dumps({"attack": attacker, "reference": reference, "method": method, "guesses": guesses,
+                          **({"score": score.to_dict()} if score else {})}, ensure_ascii=False))
+        return
+    view = Table(title=f"{attacker} attack ({method}, reference: {reference}) on {len(guesses):,} code words")
+    view.add_column("measure")
+    view.add_column("value", justify="right")
+    if score is None:
+        view.add_row("code words guessed", f"{len(guesses):,}")
+        view.add_row("words guessed", f"{len(set(guesses.values())):,}")
+    else:
+        view.add_row("tokens recovered", f"{score.tokens_recovered:.1%}")
+        view.add_row("word types recovered", f"{score.types_recovered:.1%}")
+        if score.max_class_success is not None:
+            view.add_row("best count class: success (95% upper bound)",
+                         f"{score.max_class_success:.3f} ({score.max_class_upper:.3f})")
+        view.add_row("l-privacy's bound 1/l", f"{1 / owner_key.l:.3f}")
+    Console().print(view)

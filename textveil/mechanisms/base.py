@@ -132,6 +132,8 @@ class Mechanism:
     """Whether the mechanism must be fitted (or loaded trained) before it can release."""
     fit_uses_seed: ClassVar[bool] = False
     """Whether fitting draws at random (from ``seed``): a model trained with another seed differs."""
+    release_command: ClassVar[str] = ""
+    """The command that releases with this mechanism when ``textveil sanitize`` cannot (a key to keep)."""
 
     # -- parameters ------------------------------------------------------------------
 

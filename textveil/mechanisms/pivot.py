@@ -454,6 +454,7 @@ class Pivot(Mechanism):
 
     name = "pivot"
     corpus_level: ClassVar[bool] = True
+    release_command: ClassVar[str] = "textveil pivot encode CORPUS --l L --out RELEASE --key KEY"
 
     def __init__(self, *, l: int = 5, part_size: int | None = None, seed: int | None = None) -> None:
         self._check_parameters(l=l, part_size=part_size, seed=seed)

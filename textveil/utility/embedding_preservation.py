@@ -64,9 +64,9 @@ def train_word2vec(token_lists: Iterable[Sequence[str]], *, vector_size: int = 1
     CBOW, 1 for skip-gram; the other parameters are gensim's. Returns token -> float32 vector.
 
     With ``workers=1`` the vectors depend on the corpus, the parameters and ``seed`` only, in
-    any process: gensim seeds some vectors through ``hashfxn``, Python's salted ``hash`` unless
-    told, so a stable hash is passed. Several workers train faster but race on the vectors, so
-    two runs then differ slightly.
+    any process: gensim's ``hashfxn`` (which seeds vectors drawn for a string) is Python's
+    ``hash`` unless told, salted anew in every process, so a stable hash (CRC-32) is passed.
+    Several workers train faster but race on the shared vectors, so two runs then differ.
 
     >>> corpus = [["the", "cat", "sat", "on", "the", "mat"], ["the", "dog", "sat"]] * 20
     >>> vectors = train_word2vec(corpus, vector_size=8, min_count=2, epochs=2)
@@ -83,8 +83,11 @@ def train_word2vec(token_lists: Iterable[Sequence[str]], *, vector_size: int = 1
         raise InvalidParameterError(f"sg must be 0 (CBOW) or 1 (skip-gram), got {sg!r}")
     # gensim would silently drop every token of a long document past its 10,000th: cut it into
     # pieces instead (a window straddling a cut loses a few contexts, not whole documents).
+    documents = list(token_lists)
+    if any(isinstance(tokens, str) for tokens in documents):  # would be read letter by letter
+        raise InputError("word2vec needs token lists, not strings; split each text into its tokens first")
     sentences = [list(tokens[start:start + MAX_SENTENCE])
-                 for tokens in (list(t) for t in token_lists) for start in range(0, len(tokens), MAX_SENTENCE)]
+                 for tokens in map(list, documents) for start in range(0, len(tokens), MAX_SENTENCE)]
     counts = Counter(token for sentence in sentences for token in sentence)
     if not counts:
         raise InputError("the corpus for word2vec has no tokens; give at least one non-empty token list")
@@ -129,8 +132,8 @@ def _code_name(code: Any) -> str:
 
 
 def _sample_pairs(n: int, max_pairs: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Up to ``max_pairs`` distinct pairs (i < j) of ``n`` items: all of them when they fit,
-    otherwise drawn uniformly without replacement."""
+    """Up to ``max_pairs`` distinct pairs (i < j) of ``n`` items, as arrays i and j sorted by j:
+    all of them when they fit, otherwise drawn uniformly without replacement."""
     total = n * (n - 1) // 2
     if total <= max_pairs:
         ranks = np.arange(total, dtype=np.int64)
@@ -200,13 +203,13 @@ def pair_distance_change(original: Mapping[str, Any], released: Mapping[str, Any
     codes_unit = _unit_rows([released[c] for c in chosen], "the released mapping")
     size = np.asarray(sizes, dtype=np.int64)
     start = np.concatenate([[0], np.cumsum(size)[:-1]])
-    first, second = _sample_pairs(len(kept), max_pairs, rng)
-    changes = np.empty(len(first))
-    # Pairs are grouped by their first word: one matrix product gives that word's code words
+    firsts, seconds = _sample_pairs(len(kept), max_pairs, rng)
+    changes = np.empty(len(seconds))
+    # Pairs come sorted by their second word: one matrix product per word gives its code words
     # against every code word of all its partners at once.
-    bounds = np.flatnonzero(np.diff(np.concatenate([[-1], first, [len(kept)]])))
+    bounds = np.flatnonzero(np.diff(np.concatenate([[-1], seconds, [len(kept)]])))
     for lo, hi in zip(bounds[:-1], bounds[1:]):
-        i, partners = first[lo], second[lo:hi]
+        i, partners = seconds[lo], firsts[lo:hi]
         cos_words = words_unit[partners] @ words_unit[i]
         width = size[partners]
         offsets = np.concatenate([[0], np.cumsum(width)[:-1]])
