@@ -33,12 +33,11 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from textveil.evaluation.frequency_risk import frequency_guesses, reference_counts, score_guesses  # noqa: E402
+from textveil.evaluation.frequency_risk import METHODS, reference_counts, score_guesses  # noqa: E402
 from textveil.mechanisms.pivot import Pivot, normalised_tokens  # noqa: E402
 from textveil.privacy.l_privacy import expected_tokens_recovered, frequency_attack_success  # noqa: E402
 from textveil.utility.embedding_preservation import embedding_preservation, train_word2vec  # noqa: E402
@@ -75,16 +74,29 @@ def compared_words(vectors: dict, counts: dict, n: int = 1000) -> list[str]:
     return [w for w in ranked if w.isalpha() and w in vectors][:n]
 
 
-def attack_release(tokens_by_key, keys, references, l, part_size) -> dict:
-    """Every frequency attack on the releases of several keys, pooled over keys."""
+def random_planner(l: int):
+    """What an attacker who knows the random one-to-many baseline expects: each word's
+    occurrences spread evenly over min(l, count) code words."""
+    return lambda counts: {w: [n // min(l, n) + (i < n % min(l, n)) for i in range(min(l, n))]
+                           for w, n in counts.items()}
+
+
+def attack_release(tokens_by_key, keys, references, planner) -> dict:
+    """Every frequency attack on the releases of several keys, pooled over keys: by an attacker
+    who assumes a cipher and, with ``planner``, by one who knows the mechanism."""
+    from textveil.attacks.frequency import MATCHERS, expected_slots, released_counts
+
     results = {}
     for reference_name, reference in references.items():
         for aware in (False, True):
-            if aware and l is None:
+            if aware and planner is None:
                 continue
-            for method in ("rank", "assignment"):
-                runs = [(frequency_guesses(tokens, reference, l=l if aware else None, part_size=part_size,
-                                           method=method), key, tokens) for tokens, key in zip(tokens_by_key, keys)]
+            for method in METHODS:
+                runs = []
+                for tokens, key in zip(tokens_by_key, keys):
+                    counts = released_counts(tokens)
+                    slots = expected_slots(reference, int(sum(counts.values())), planner if aware else None)
+                    runs.append((MATCHERS[method](counts, slots), key, tokens))
                 name = f"{reference_name}/{'aware' if aware else 'cipher-minded'}/{method}"
                 results[name] = score_guesses(runs).to_dict()
                 results[name].pop("class_success")
@@ -96,14 +108,16 @@ def context_attack(tokens, key, reference, l, vectors, seed: int) -> dict:
 
     found = {}
     for threshold in THRESHOLDS:
-        merged = context_merging_attack(tokens, reference, planner=None if l is None else _planner(l, key.part_size),
-                                        threshold=threshold, seed=seed, vectors=vectors)
-        score = score_guesses([(merged.guesses, key, tokens)]).to_dict()
-        score.pop("class_success")
-        score["clusters"] = len(merged.clusters)
-        found[str(threshold)] = score
+        for method in ("assignment", "majority"):
+            merged = context_merging_attack(tokens, reference, planner=None if l is None else _planner(l, key.part_size),
+                                            threshold=threshold, seed=seed, vectors=vectors, method=method)
+            score = score_guesses([(merged.guesses, key, tokens)]).to_dict()
+            score.pop("class_success")
+            score["clusters"] = sum(1 for members in merged.clusters if len(members) > 1)
+            score["largest_cluster"] = max(len(members) for members in merged.clusters)
+            found[f"{threshold}/{method}"] = score
     worst = max(found, key=lambda t: found[t]["tokens_recovered"])
-    return {"by_threshold": found, "worst_threshold": float(worst), **found[worst]}
+    return {"settings": found, "worst": worst, **found[worst]}
 
 
 def _planner(l: int, part_size: int):
@@ -139,8 +153,10 @@ def run(corpus: str, out: Path, data: Path, ls: list[int], keys: int, quick: boo
                "exact_attacker": {"max_success": frequency_attack_success(plan),
                                   "tokens_recovered": expected_tokens_recovered(plan)}}
         aware_l = l if mapping == "gomm" else None
+        planner = {"gomm": lambda: _planner(l, key.part_size), "random": lambda: random_planner(l)}.get(
+            mapping, lambda: None)()
         row["frequency"] = timed(f"frequency attacks {label}", timings, attack_release, tokens_by_key,
-                                 [e.key for e in encodings], references, aware_l, key.part_size if aware_l else None)
+                                 [e.key for e in encodings], references, planner)
         released = timed(f"word2vec {label}", timings, train_word2vec, first, seed=0, **WORD2VEC)
         row["context"] = timed(f"context merging {label}", timings, context_attack, first, key, counts, aware_l,
                                released, 0)
@@ -171,7 +187,7 @@ def table(result: dict) -> str:
     lines = [f"### {result['corpus']}: {result['texts']:,} texts, {result['tokens']:,} tokens, {result['types']:,} types",
              "",
              "| release | code words | exact frequency attacker: best code word / tokens | frequency attack (corpus "
-             "counts, knows the mechanism): tokens / best class (95% upper) | wordfreq reference: tokens | context "
+             "counts, best guess per count, knows the mechanism): tokens / best class (95% upper) | wordfreq reference: tokens | context "
              "merging: tokens / types | dist(D,D') code words / mapped back | 10-NN agreement | WordSim rho | "
              "SimLex rho |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -183,7 +199,7 @@ def table(result: dict) -> str:
         if "frequency" not in row:
             lines.append(f"| {row['mapping']} | | | | | | {utility} |")
             continue
-        name = "corpus/aware/assignment" if row["mapping"] == "gomm" else "corpus/cipher-minded/assignment"
+        name = "corpus/cipher-minded/majority" if row["mapping"] == "cipher" else "corpus/aware/majority"
         f = row["frequency"][name]
         best = f"{f['max_class_success']:.3f} ({f['max_class_upper']:.3f})" if f["max_class_success"] is not None else "-"
         wordfreq = max(s["tokens_recovered"] for n, s in row["frequency"].items() if n.startswith("wordfreq"))

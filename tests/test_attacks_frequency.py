@@ -21,6 +21,7 @@ import pytest
 from scipy.stats import beta
 
 from conftest import REPO_ROOT, require_shared_data
+from textveil.attacks import frequency
 from textveil.attacks.frequency import (
     context_clusters,
     context_merging_attack,
@@ -89,7 +90,7 @@ def cipher_score(texts: list[str], match):
     return score_recovery([(match(counts, slots), truth, counts)])
 
 
-MATCHERS = {"rank": rank_matching, "assignment": optimal_assignment}
+MATCHERS = frequency.MATCHERS  # rank, assignment and majority (the Bayes-optimal guess per count)
 
 
 # -- the cipher falls, PIVOT holds -----------------------------------------------------
@@ -153,6 +154,17 @@ def test_the_aware_attacker_stays_within_one_over_l_on_english(name: str) -> Non
     _check_l_privacy(pivot_runs(texts, MATCHERS[name]), cipher_score(texts, MATCHERS[name]).tokens_recovered)
 
 
+def test_the_majority_attacker_reaches_the_exact_bound_and_no_more() -> None:
+    """With exact counts and the plan, the best guess per count class decodes what
+    l_privacy.expected_tokens_recovered says the best frequency attacker decodes."""
+    texts = zipf_texts()
+    runs = pivot_runs(texts, frequency.majority_matching, seeds=range(2))
+    plan = plan_code_words(reference_from_corpus(normalised_tokens(t) for t in texts), L, PART_SIZE)
+    score = score_recovery(runs, min_class=1)
+    assert score.tokens_recovered == pytest.approx(expected_tokens_recovered(plan), abs=1e-9)
+    assert max(k / n for n, k in score.class_success.values()) <= 1 / L
+
+
 # -- matching --------------------------------------------------------------------------
 
 
@@ -202,7 +214,7 @@ def test_ties_are_broken_by_the_random_code_words() -> None:
     # 200 code words of one count against two words' slots of that count: each word gets half
     counts = {f"{i:03d}": 5 for i in range(200)}
     slots = [("left", 5.0)] * 100 + [("right", 5.0)] * 100
-    for match in MATCHERS.values():
+    for match in (rank_matching, optimal_assignment):  # one code word per slot
         assert Counter(match(counts, slots).values()) == Counter(left=100, right=100)
 
 

@@ -165,7 +165,9 @@ def attack_frequency(
     l: Optional[int] = typer.Option(None, "--l", help="Attack as one who knows the mechanism: PIVOT's l (the "
                                     "attacker runs its public plan on the counts it knows)."),
     part_size: Optional[int] = typer.Option(None, help="With --l: PIVOT's part size, if the release used one."),
-    method: str = typer.Option("assignment", help="assignment (l_p-optimal, scipy) or rank (frequency analysis)."),
+    method: str = typer.Option("assignment", help="assignment (l_p-optimal, scipy), rank (frequency analysis) or "
+                               "majority (each code word: the word owning most slots of its count; with --l, the "
+                               "best a frequency attacker can do)."),
     context: bool = typer.Option(False, "--context", help="Context-merging attack: train word2vec on the release, "
                                  "merge code words whose contexts agree, then count."),
     key: Optional[Path] = typer.Option(None, "--key", help="Score the attack with the release's key (the owner "

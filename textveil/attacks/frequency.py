@@ -35,7 +35,6 @@ True
 from __future__ import annotations
 
 import math
-import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -49,6 +48,7 @@ from scipy.stats import beta
 
 from textveil.errors import InputError, InvalidParameterError
 from textveil.text.layout import is_mark, release_units
+from textveil.utility.embedding_preservation import train_word2vec
 
 Planner = Callable[[dict[str, int]], Mapping[str, Sequence[int]]]
 """A mechanism's public planning function: word counts -> the counts of each word's code words."""
@@ -56,7 +56,6 @@ Planner = Callable[[dict[str, int]], Mapping[str, Sequence[int]]]
 Slot = tuple[str, float]
 """One expected code word: (word, expected count in the release)."""
 
-_MAX_SENTENCE = 10_000  # gensim silently truncates longer sentences; longer texts are cut into pieces
 
 
 # -- counts ----------------------------------------------------------------------------
@@ -232,6 +231,34 @@ def optimal_assignment(counts: Mapping[str, int], slots: Sequence[Slot], p: floa
     return guesses
 
 
+def majority_matching(counts: Mapping[str, int], slots: Sequence[Slot]) -> dict[str, str]:
+    """The best guess from a count alone: each code word takes the word that owns most of the
+    slots of its count (of the nearest count when no slot has its own). Code words of one count
+    are exchangeable to a frequency attacker, so this is the Bayes-optimal guess when the slots
+    are exact (an attacker who knows the counts and the mechanism): its success on a count class
+    is the largest share one word holds there, the bound that l-privacy caps at 1/l. Unlike rank
+    matching and assignment, many code words may take one word.
+
+    >>> majority_matching({"x1": 4, "x2": 4, "x3": 4, "x4": 1}, [("the", 4.0), ("the", 4.0), ("cat", 4.0), ("sat", 1.0)])
+    {'x1': 'the', 'x2': 'the', 'x3': 'the', 'x4': 'sat'}
+    """
+    codes, values = _sorted_codes(counts)
+    words, expected = _sorted_slots(slots)
+    owners: dict[float, Counter] = {}
+    for word, count in zip(words, np.round(expected)):
+        owners.setdefault(float(count), Counter())[word] += 1
+    sizes = np.array(sorted(owners))
+    best = [max(owners[size].items(), key=lambda item: (item[1], item[0]))[0] for size in sizes]
+    right = np.clip(np.searchsorted(sizes, values), 0, len(sizes) - 1)
+    left = np.clip(right - 1, 0, len(sizes) - 1)
+    pick = np.where(np.abs(values - sizes[left]) <= np.abs(sizes[right] - values), left, right)
+    return {code: best[index] for code, index in zip(codes, pick)}
+
+
+MATCHERS = {"rank": rank_matching, "assignment": optimal_assignment, "majority": majority_matching}
+"""The ways of matching code words to slots, by name."""
+
+
 def _sorted_codes(counts: Mapping[str, int]) -> tuple[list[str], np.ndarray]:
     if not counts:
         raise InputError("the release has no code words: give the released token lists (released_counts)")
@@ -276,8 +303,8 @@ class MergingResult:
 def context_merging_attack(token_lists: Sequence[Sequence[str]], reference: Mapping[str, float], *,
                            planner: Planner | None = None, vector_size: int = 100, window: int = 5,
                            min_count: int = 5, epochs: int = 5, sample: float = 1e-3, neighbours: int = 10,
-                           threshold: float = 0.6, seed: int = 0, workers: int = 1, method: str = "assignment"
-                           ) -> MergingResult:
+                           threshold: float = 0.6, seed: int = 0, workers: int = 1, method: str = "assignment",
+                           vectors: Mapping[str, np.ndarray] | None = None) -> MergingResult:
     """Undo the one-to-many mapping with the release's own contexts, then run frequency analysis.
 
     1. Train gensim's ``Word2Vec`` (CBOW) on the release. It is reproducible across processes
@@ -285,8 +312,11 @@ def context_merging_attack(token_lists: Sequence[Sequence[str]], reference: Mapp
        salted ``hash`` for the initial vectors (more workers are faster but not reproducible).
        ``sample`` is word2vec's down-sampling of frequent tokens; on a release of a few thousand
        tokens the default skips most occurrences of the frequent code words, and 0 trains on all.
-    2. Cluster code words whose vectors agree (:func:`context_clusters`); code words under
-       ``min_count`` have no vector and stay their own cluster.
+       With ``vectors`` (code word -> vector), those are used instead: the third party that
+       trains embeddings on the release for the owner has them anyway.
+    2. Centre the vectors (word2vec's vectors share a large common direction that makes every
+       cosine near 1) and cluster code words whose vectors agree (:func:`context_clusters`);
+       code words without a vector (under ``min_count``) stay their own cluster.
     3. Merge each cluster's counts into one pseudo code word and match the pseudo code words
        (``method``: ``"rank"``, :func:`rank_matching`, or ``"assignment"``,
        :func:`optimal_assignment`) to one slot per word: the attacker hopes clusters are whole
@@ -295,8 +325,8 @@ def context_merging_attack(token_lists: Sequence[Sequence[str]], reference: Mapp
        word (a split word then has both its whole slot and its parts' slots).
     4. Every code word takes its cluster's guess.
     """
-    if method not in ("rank", "assignment"):
-        raise InvalidParameterError(f"unknown matching method '{method}'; use rank or assignment")
+    if method not in MATCHERS:
+        raise InvalidParameterError(f"unknown matching method '{method}'; use one of: {', '.join(MATCHERS)}")
     for name, value in (("vector_size", vector_size), ("window", window), ("min_count", min_count),
                         ("epochs", epochs), ("neighbours", neighbours), ("workers", workers)):
         if not (isinstance(value, (int, np.integer)) and value >= 1):
@@ -314,13 +344,14 @@ def context_merging_attack(token_lists: Sequence[Sequence[str]], reference: Mapp
         pieces = Counter(word for word, _ in parts)
         slots += [slot for slot in parts if pieces[slot[0]] > 1]
 
-    frequent = sorted((code for code, count in counts.items() if count >= min_count),
-                      key=lambda code: (-counts[code], code))
+    if vectors is None:
+        vectors = train_word2vec(token_lists, vector_size=vector_size, window=window, min_count=min_count,
+                                 epochs=epochs, sample=sample, seed=seed, workers=workers)
+    frequent = sorted((code for code in counts if code in vectors), key=lambda code: (-counts[code], code))
     clusters: list[list[str]] = []
     if frequent:
-        vectors = _train_vectors(token_lists, frequent, vector_size=vector_size, window=window,
-                                 min_count=min_count, epochs=epochs, sample=sample, seed=seed, workers=workers)
-        labels = context_clusters(vectors, neighbours=neighbours, threshold=threshold)
+        matrix = np.vstack([np.asarray(vectors[code], dtype=np.float32) for code in frequent])
+        labels = context_clusters(matrix - matrix.mean(axis=0), neighbours=neighbours, threshold=threshold)
         grouped: dict[int, list[str]] = {}
         for code, label in zip(frequent, labels):  # `frequent` is in count order, so members are too
             grouped.setdefault(int(label), []).append(code)
@@ -331,7 +362,7 @@ def context_merging_attack(token_lists: Sequence[Sequence[str]], reference: Mapp
 
     # a cluster is named after its most frequent code word, which is random: ties stay random
     merged = {members[0]: sum(counts[c] for c in members) for members in clusters}
-    match = rank_matching(merged, slots) if method == "rank" else optimal_assignment(merged, slots)
+    match = MATCHERS[method](merged, slots)
     guesses = {code: match[members[0]] for members in clusters for code in members}
     return MergingResult(guesses, clusters)
 
@@ -401,21 +432,6 @@ def context_clusters(vectors: np.ndarray, neighbours: int = 10, threshold: float
     # number clusters in order of first appearance, so the labels read naturally
     _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
     return np.argsort(np.argsort(first))[inverse]
-
-
-def _stable_hash(text: str) -> int:
-    """A hash that is the same in every process (gensim's default, ``hash``, is salted)."""
-    return zlib.crc32(text.encode("utf-8"))
-
-
-def _train_vectors(token_lists: Sequence[Sequence[str]], codes: Sequence[str], **options: Any) -> np.ndarray:
-    """Word2Vec vectors of ``codes`` (those at or above ``min_count``), trained on the release."""
-    from gensim.models import Word2Vec  # imported lazily: gensim is slow to import
-
-    sentences = [list(tokens[i:i + _MAX_SENTENCE]) for tokens in token_lists
-                 for i in range(0, len(tokens), _MAX_SENTENCE)]
-    model = Word2Vec(sentences=sentences, hashfxn=_stable_hash, **options)
-    return np.vstack([model.wv[code] for code in codes])
 
 
 # -- scoring ---------------------------------------------------------------------------

@@ -21,10 +21,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from textveil.attacks.frequency import (
+    MATCHERS,
     context_merging_attack,
     expected_slots,
-    optimal_assignment,
-    rank_matching,
     reference_from_corpus,
     reference_from_wordfreq,
     released_counts,
@@ -33,7 +32,7 @@ from textveil.attacks.frequency import (
 from textveil.errors import InputError
 from textveil.mechanisms.pivot import PivotKey, plan_code_words
 
-METHODS = ("rank", "assignment")
+METHODS = tuple(MATCHERS)
 
 
 def reference_counts(token_lists: Sequence[Sequence[str]] | None = None, source: str = "corpus") -> Mapping[str, float]:
@@ -69,7 +68,7 @@ def frequency_guesses(token_lists: Sequence[Sequence[str]], reference: Mapping[s
                                       **context_options).guesses
     counts = released_counts(token_lists)
     slots = expected_slots(reference, int(sum(counts.values())), planner)
-    return rank_matching(counts, slots) if method == "rank" else optimal_assignment(counts, slots)
+    return MATCHERS[method](counts, slots)
 
 
 def score_guesses(runs: Sequence[tuple[Mapping[str, str], PivotKey, Sequence[Sequence[str]]]], min_class: int = 20):

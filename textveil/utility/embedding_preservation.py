@@ -57,11 +57,13 @@ def _stable_hash(text: str) -> int:
 
 def train_word2vec(token_lists: Iterable[Sequence[str]], *, vector_size: int = 100, window: int = 5,
                    min_count: int = 5, epochs: int = 5, sg: int = 0, seed: int = 0,
-                   workers: int = 1) -> dict[str, np.ndarray]:
+                   workers: int = 1, sample: float = 1e-3) -> dict[str, np.ndarray]:
     """Word2Vec vectors (gensim) for every token that occurs at least ``min_count`` times.
 
     ``token_lists`` is the corpus, one token list per document (or sentence); ``sg`` is 0 for
-    CBOW, 1 for skip-gram; the other parameters are gensim's. Returns token -> float32 vector.
+    CBOW, 1 for skip-gram; ``sample`` is the down-sampling threshold of frequent tokens (0: none;
+    on a corpus of a few thousand tokens the default skips most occurrences of the frequent ones);
+    the other parameters are gensim's. Returns token -> float32 vector.
 
     With ``workers=1`` the vectors depend on the corpus, the parameters and ``seed`` only, in
     any process: gensim's ``hashfxn`` (which seeds vectors drawn for a string) is Python's
@@ -79,6 +81,8 @@ def train_word2vec(token_lists: Iterable[Sequence[str]], *, vector_size: int = 1
                         ("epochs", epochs), ("workers", workers)):
         if not isinstance(value, (int, np.integer)) or value < 1:
             raise InvalidParameterError(f"{name} must be a whole number of at least 1, got {value!r}")
+    if not 0 <= sample < 1:
+        raise InvalidParameterError(f"sample is a down-sampling threshold in [0, 1), got {sample}")
     if sg not in (0, 1):
         raise InvalidParameterError(f"sg must be 0 (CBOW) or 1 (skip-gram), got {sg!r}")
     # gensim would silently drop every token of a long document past its 10,000th: cut it into
@@ -97,7 +101,7 @@ def train_word2vec(token_lists: Iterable[Sequence[str]], *, vector_size: int = 1
     from gensim.models import Word2Vec  # imported lazily: gensim is slow to import
 
     model = Word2Vec(sentences, vector_size=vector_size, window=window, min_count=min_count, epochs=epochs,
-                     sg=sg, seed=seed, workers=workers, hashfxn=_stable_hash)
+                     sg=sg, seed=seed, workers=workers, sample=sample, hashfxn=_stable_hash)
     matrix = np.asarray(model.wv.vectors, dtype=np.float32)
     return {token: matrix[row] for row, token in enumerate(model.wv.index_to_key)}
 
