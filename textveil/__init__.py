@@ -18,7 +18,7 @@ __version__ = "0.3.0"
 def __getattr__(name: str) -> Any:
     # Mechanism classes and the Earth Mover's arithmetic (scipy) load on first use, so
     # `import textveil` (and `textveil --help`) stays light.
-    if name in {"EarthMoversPrivacy", "RandomReplacement", "SynTF"}:
+    if name in {"EarthMoversPrivacy", "RandomReplacement", "SynTF", "Pivot", "PivotKey"}:
         import textveil.mechanisms as mechanisms
 
         return getattr(mechanisms, name)
@@ -32,6 +32,8 @@ __all__ = [
     "EarthMoversPrivacy",
     "Guarantee",
     "Mechanism",
+    "Pivot",
+    "PivotKey",
     "RandomReplacement",
     "Release",
     "Secret",

@@ -21,7 +21,7 @@ from textveil.mechanisms.sampling import (
 
 _CLASSES = {
     "EarthMoversPrivacy": "earth_movers", "RandomReplacement": "random_replacement", "SynTF": "syntf",
-    "ERAE": "autoencoder", "AEDP": "autoencoder",
+    "ERAE": "autoencoder", "AEDP": "autoencoder", "Pivot": "pivot", "PivotKey": "pivot",
 }
 
 __all__ = [
@@ -32,6 +32,8 @@ __all__ = [
     "CorpusRelease",
     "EarthMoversPrivacy",
     "Mechanism",
+    "Pivot",
+    "PivotKey",
     "RandomReplacement",
     "Release",
     "SynTF",
