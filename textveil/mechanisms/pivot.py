@@ -470,8 +470,9 @@ class Pivot(Mechanism):
         texts = [str(t) for t in texts]
         documents = [normalised_tokens(text) for text in texts]
         counts = corpus_counts(documents)
-        part_size = self.part_size or (choose_part_size(counts, self.l) if counts else 1)
+        part_size = 0  # the baselines have none
         if mapping == "gomm":
+            part_size = self.part_size or (choose_part_size(counts, self.l) if counts else 1)
             plan = plan_code_words(counts, self.l, part_size) if counts else {}
             assigned = assign_code_words(documents, plan, self._rng)
         elif mapping == "cipher":
