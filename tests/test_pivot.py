@@ -15,8 +15,10 @@ from conftest import require_shared_data
 from textveil.errors import InputError, InvalidParameterError
 from textveil.mechanisms.pivot import (
     CODE_WORD,
+    MIN_PARTS_OF_TOP,
     Pivot,
     PivotKey,
+    choose_part_size,
     corpus_counts,
     normalised_tokens,
     plan_code_words,
@@ -53,6 +55,15 @@ def test_plan_reaches_l_privacy_whenever_the_corpus_allows_it(types, exponent, s
 def test_plan_is_public_arithmetic_of_the_counts():
     counts = zipf_counts(300, 1.0, 3000)
     assert plan_code_words(counts, 5, 50) == plan_code_words(dict(reversed(list(counts.items()))), 5, 50)
+
+
+@pytest.mark.parametrize("l", [2, 5, 10])
+def test_the_chosen_part_size_cuts_the_most_frequent_word_into_many_code_words(l):
+    counts = zipf_counts(5000, 0.8, 50000)  # flatter than 1/rank, so that l = 10 is within reach
+    plan = plan_code_words(counts, l)
+    assert len(plan["w1"]) >= MIN_PARTS_OF_TOP  # whole frequent words are what context merging finds
+    assert choose_part_size(counts, l) <= counts["w1"] // MIN_PARTS_OF_TOP
+    assert frequency_attack_success(plan) <= 1 / l
 
 
 def test_unreachable_l_and_small_vocabularies_are_refused_in_one_line():

@@ -525,7 +525,8 @@ class Pivot(Mechanism):
         unprotected = (
             f"the number of tokens ({tokens})",
             "which tokens stand next to which (the release keeps every token's place: word embeddings learn from "
-            "it); an attacker who clusters code words by their contexts is measured, not bounded",
+            "it); l bounds an attacker who uses counts, not one who also merges code words by their contexts, whose "
+            "success is measured, not bounded (docs/results/paper003-pivot)",
             "the number of texts and their order",
         )
         assumptions = ("the key stays with the owner and is never released",
