@@ -167,3 +167,12 @@ def test_key_is_shown_as_a_digest_never_pickled_and_saved_owner_only(tmp_path):
     (tmp_path / "bad.key").write_text("{}")
     with pytest.raises(InputError, match="not a textveil PIVOT key"):
         PivotKey.load(tmp_path / "bad.key")
+
+
+def test_guarantee_names_the_context_channel_and_warns_below_the_measured_safe_l():
+    texts = [" ".join(f"w{i % 40}" for i in range(start, start + 30)) for start in range(0, 300, 30)]
+    low = Pivot(l=2, seed=0).encode(texts).releases[0].guarantee
+    safe = Pivot(l=5, seed=0).encode(texts).releases[0].guarantee
+    assert any("contexts" in item for item in safe.unprotected) and "1/l" in safe.statement
+    assert any("use l >= 5" in item for item in low.unprotected)
+    assert not any("use l >= 5" in item for item in safe.unprotected)

@@ -197,6 +197,11 @@ class _CountClasses:
         return None
 
 
+CONTEXT_SAFE_L = 5
+"""The smallest l at which the context-merging attacker decoded no more than the best frequency
+attacker on both corpora measured (C50 and BBC News; docs/results/paper003-pivot): at l = 2 it
+decoded 28.1% of C50's tokens against 26.6%."""
+
 MIN_PARTS_OF_TOP = 8
 """The fewest code words the most frequent token is cut into when textveil chooses the part size."""
 
@@ -208,10 +213,11 @@ def choose_part_size(counts: Mapping[str, int], l: int) -> int:
     :data:`MIN_PARTS_OF_TOP` parts. Public arithmetic of the counts, like the plan.
 
     Why the cap: with larger parts the most frequent words stay almost whole (one big code word
-    and a few small pieces in rare classes), and an attacker who merges code words by their
-    contexts glues the pieces back and reads the word off its count. On BBC News at l = 2 the
-    uncapped choice (65,536) let context merging decode 39% of tokens against 34% for the best
-    frequency attacker; cut into 8 or more parts, the frequent words hid (docs/results/paper003-pivot).
+    and a few small pieces in rare classes), so whole tokens ride on few code words and an
+    attacker who merges code words by their contexts can glue the pieces back. On BBC News at
+    l = 2 the uncapped choice (65,536) let context merging decode 39%, 15% and 28% of tokens on
+    three keys, against 34% expected of the best frequency attacker; the capped one (4,096) 10.5%
+    and 22.3%, for 10-NN agreement 0.53 instead of 0.63 (docs/results/paper003-pivot).
 
     >>> choose_part_size({"the": 900, "a": 500, "cat": 200, "dog": 200, "on": 100, "mat": 100}, l=2)
     32
@@ -529,6 +535,10 @@ class Pivot(Mechanism):
             "success is measured, not bounded (docs/results/paper003-pivot)",
             "the number of texts and their order",
         )
+        if self.l < CONTEXT_SAFE_L:
+            unprotected += (f"at l < {CONTEXT_SAFE_L} an attacker who merges code words by their contexts decoded "
+                            "more tokens than the best frequency attacker in textveil's measurements "
+                            f"(docs/results/paper003-pivot): use l >= {CONTEXT_SAFE_L} where contexts are a threat",)
         assumptions = ("the key stays with the owner and is never released",
                        "the attacker knows the mechanism, l and every word's count, but not the key")
         if mapping != "gomm":
