@@ -214,6 +214,11 @@ def _report(releases, engine, output: Optional[Path]) -> None:
         f"({unchanged:,} released as themselves), {passed:,} passed through unchanged by policy, {dropped:,} dropped"
         + (f" [{'; '.join(policies)}]" if policies else "")
     )
+    if first.kind == "none":
+        stderr.print(f"guarantee: NONE: {engine.name} gives no formal privacy guarantee; its risk is measured (textveil "
+                     "evaluate), not bounded", style="bold yellow", markup=False)
+        stderr.print("released unprotected: " + "; ".join(first.unprotected), markup=False)
+        return
     metric = f", metric: {first.metric}" if first.metric else ""
     per_unit = "" if first.epsilon is None else f", epsilon={first.epsilon:g} per {first.unit}"
     stderr.print(f"guarantee: {KINDS[first.kind]}{per_unit}, composing as {first.formula} over a document{metric}; "

@@ -132,8 +132,15 @@ class Mechanism:
     """Whether the mechanism must be fitted (or loaded trained) before it can release."""
     fit_uses_seed: ClassVar[bool] = False
     """Whether fitting draws at random (from ``seed``): a model trained with another seed differs."""
+    randomised: ClassVar[bool] = True
+    """Whether releases are drawn at random (False: the same text always gives the same release)."""
     release_command: ClassVar[str] = ""
     """The command that releases with this mechanism when ``textveil sanitize`` cannot (a key to keep)."""
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        """Why this mechanism cannot run on this machine (one line naming what to install), or None."""
+        return None
 
     # -- parameters ------------------------------------------------------------------
 

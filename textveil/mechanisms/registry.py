@@ -130,6 +130,30 @@ MECHANISMS.add(Entry(
     ),
 ))
 
+MECHANISMS.add(Entry(
+    "redact", "textveil.mechanisms.redaction:Redaction",
+    "Redaction (paper 004's baseline): URLs, e-mail addresses, @handles, hashtags and numbers replaced by "
+    "placeholders, the rest copied; no formal guarantee (risk measured only)",
+    guarantee="none",
+    parameters=(
+        Parameter("features", str, "what to redact, comma-separated: urls, emails, handles, hashtags, numbers",
+                  "urls,emails,handles,hashtags,numbers"),
+        SEED,
+    ),
+))
+MECHANISMS.add(Entry(
+    "translate", "textveil.mechanisms.translation:IterativeTranslation",
+    "Iterative translation (paper 004's baseline): round trips through Spanish and/or Catalan with Apertium "
+    "(offline, rule-based); no formal guarantee (risk measured only)",
+    guarantee="none",
+    parameters=(
+        Parameter("via", str, "the round trip: spa (eng-spa-eng), cat (eng-cat-eng) or spa-cat (eng-spa-cat-eng)",
+                  "spa", choices=("spa", "cat", "spa-cat")),
+        Parameter("rounds", int, "how many times the round trip is made", 1, minimum=0),
+        SEED,
+    ),
+))
+
 
 def mechanism_class(name: str) -> type:
     """The mechanism class registered under ``name`` (imported now); a clear error lists the valid names."""
