@@ -62,3 +62,17 @@ def test_without_apertium_translation_fails_in_one_line_naming_the_packages(monk
         IterativeTranslation()
     code, _, err = run_cli(["sanitize", "--mechanism", "translate", "-"], capsys, monkeypatch, stdin=b"hello")
     assert_one_line_error(code, err, "apertium-eng-cat")
+
+
+def test_an_evaluation_report_of_redaction_says_it_guarantees_nothing(tmp_path, capsys, monkeypatch):
+    import json
+
+    rows = [{"text": f"post {i} by {user}: see https://{user}.example.org #{user} @{user}{i} and {i * 7} likes",
+             "user": user} for user in ("ann", "bob", "cy") for i in range(6)]
+    corpus = tmp_path / "posts.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, _, err = run_cli(["evaluate", "--risk-corpus", str(corpus), "--label-field", "user", "--known-per-label", "4",
+                            "--attacks", "length", "--utility", "unigram-cosine", "-m", "redact", "--seed", "1",
+                            "--out", str(tmp_path / "report")], capsys, monkeypatch)
+    assert code == 0, err
+    assert "guarantee: NONE: `redact` gives no formal privacy guarantee" in (tmp_path / "report" / "report.md").read_text()

@@ -159,6 +159,19 @@ def _embeddings_line(embeddings: dict[str, Any]) -> str:
         else f"embeddings: {embeddings['name']} ({size})"
 
 
+def _guarantee_line(mechanism: str) -> str:
+    """What the mechanism guarantees, from its registry entry: a report of a mechanism with no
+    formal guarantee says so before any figure."""
+    from textveil.mechanisms.registry import MECHANISMS
+    from textveil.privacy.guarantee import KINDS
+
+    kind = MECHANISMS.entry(mechanism).guarantee
+    if kind == "none":
+        return (f"guarantee: NONE: `{mechanism}` gives no formal privacy guarantee; the risk below is measured by "
+                "these attacks, not bounded")
+    return f"guarantee: {KINDS[kind]}"
+
+
 def _summary_lines(results: dict[str, Any]) -> list[str]:
     plan, corpora = results["plan"], results["corpora"]
     lines = [
@@ -169,6 +182,7 @@ def _summary_lines(results: dict[str, Any]) -> list[str]:
         + f", seed {plan['seed']}"
         + (f", {plan['repeats']} releases per value (mean ± standard deviation)" if plan.get("repeats", 1) > 1 else "")
         + "".join(f", {name}={value}" for name, value in (plan.get("mechanism_options") or {}).items()),
+        _guarantee_line(plan["mechanism"]),
         _trainings_line(results),
         _embeddings_line(results["embeddings"]),
     ]
