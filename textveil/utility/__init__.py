@@ -39,6 +39,8 @@ _EXPORTS: dict[str, str] = {
     "stylometric_distances": "stylometric_distance",
     "mean_stylometric_distance": "stylometric_distance",
     "content_words": "preprocess",
+    "memorisation": "memorisation",
+    "MemorisationScore": "memorisation",
 }
 
 __all__ = [*_EXPORTS]
