@@ -14,8 +14,7 @@ share one by chance, short enough to catch a copied sentence).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from textveil.errors import InputError, InvalidParameterError
 from textveil.text.tokenize import find_words, word_key
@@ -23,7 +22,8 @@ from textveil.text.tokenize import find_words, word_key
 
 @dataclass(frozen=True)
 class MemorisationScore:
-    """Shares of synthetic texts (and of their n-grams) copied from the training texts."""
+    """Shares of synthetic texts (and of their n-grams) copied from the training texts
+    (``dataclasses.asdict`` gives it as plain data)."""
 
     exact_copies: float
     """Share of synthetic texts whose words equal a training text's words (case and spacing aside)."""
@@ -33,9 +33,6 @@ class MemorisationScore:
     """Share of all synthetic word n-grams that occur in a training text."""
     n: int
     texts: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _words(text: str) -> tuple[str, ...]:
