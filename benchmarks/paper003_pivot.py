@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from textveil.evaluation.frequency_risk import METHODS, reference_counts, score_guesses  # noqa: E402
+from textveil.evaluation.frequency_risk import METHODS, frequency_guesses, reference_counts, score_guesses  # noqa: E402
 from textveil.mechanisms.pivot import Pivot, normalised_tokens  # noqa: E402
 from textveil.privacy.l_privacy import expected_tokens_recovered, frequency_attack_success  # noqa: E402
 from textveil.utility.embedding_preservation import embedding_preservation, train_word2vec  # noqa: E402
@@ -84,19 +84,14 @@ def random_planner(l: int):
 def attack_release(tokens_by_key, keys, references, planner) -> dict:
     """Every frequency attack on the releases of several keys, pooled over keys: by an attacker
     who assumes a cipher and, with ``planner``, by one who knows the mechanism."""
-    from textveil.attacks.frequency import MATCHERS, expected_slots, released_counts
-
     results = {}
     for reference_name, reference in references.items():
         for aware in (False, True):
             if aware and planner is None:
                 continue
             for method in METHODS:
-                runs = []
-                for tokens, key in zip(tokens_by_key, keys):
-                    counts = released_counts(tokens)
-                    slots = expected_slots(reference, int(sum(counts.values())), planner if aware else None)
-                    runs.append((MATCHERS[method](counts, slots), key, tokens))
+                runs = [(frequency_guesses(tokens, reference, planner=planner if aware else None, method=method),
+                         key, tokens) for tokens, key in zip(tokens_by_key, keys)]
                 name = f"{reference_name}/{'aware' if aware else 'cipher-minded'}/{method}"
                 results[name] = score_guesses(runs).to_dict()
                 results[name].pop("class_success")

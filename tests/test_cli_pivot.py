@@ -128,3 +128,15 @@ def test_attack_frequency_scores_a_release_with_its_key(corpus, tmp_path, capsys
 def test_sanitize_sends_pivot_users_to_pivot_encode(capsys, monkeypatch):
     code, _, err = run_cli(["sanitize", "--mechanism", "pivot", "-"], capsys, monkeypatch, stdin=b"some text")
     assert_one_line_error(code, err, "textveil pivot encode")
+
+
+def test_record_fields_besides_the_text_are_named_as_copied_unprotected(tmp_path, capsys, monkeypatch):
+    rows = [{"text": " ".join(WORDS[i:i + 12]), "user": f"u{i % 3}"} for i in range(20)]
+    corpus = tmp_path / "posts.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, _, err = run_cli(["pivot", "encode", str(corpus), "--l", "2", "--out", str(tmp_path / "release.jsonl"),
+                            "--key", str(tmp_path / "k.key")], capsys, monkeypatch)
+    assert code == 0, err
+    assert "other fields (user)" in err and "NOT protected" in err
+    released = [json.loads(line) for line in (tmp_path / "release.jsonl").read_text().splitlines()]
+    assert [r["user"] for r in released] == [r["user"] for r in rows]  # copied, as the warning says

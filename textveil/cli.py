@@ -26,6 +26,7 @@ from textveil.cli_support import (
     progress_bar,
     require_parameters,
     stderr,
+    warn_copied_fields,
 )
 from textveil.errors import InputError, InvalidParameterError, TextveilError
 
@@ -187,6 +188,7 @@ def sanitize(
         for source, text in rendered.items():
             atomic_write_text(targets[source], text, "utf-8" if fmt is OutputFormat.json else encoding)
     _report(releases, engine, output)
+    warn_copied_fields(documents, text_field)
 
 
 def _report(releases, engine, output: Optional[Path]) -> None:

@@ -15,11 +15,25 @@ from typing import Optional
 
 import typer
 
-from textveil.cli_support import progress_bar, stderr
+from textveil.cli_support import progress_bar, stderr, warn_copied_fields
 from textveil.errors import InputError
 
 pivot_app = typer.Typer(help="PIVOT (paper 003): one-to-many word mapping against frequency analysis, with a key "
                         "the owner keeps.", no_args_is_help=True)
+
+
+def _write_texts(documents, releases, targets, text_field: str, encoding: str) -> None:
+    """Each input file's texts in its own shape; a plain text file ends with a line break."""
+    from textveil.corpus.writing import atomic_write_text, render_releases
+
+    for source, text in render_releases(documents, releases, "text", text_field).items():
+        atomic_write_text(targets[source], text if text.endswith("\n") or source.fmt != "text" else text + "\n",
+                          encoding)
+
+
+def _released_texts(documents) -> list[str]:
+    """The released texts as 'pivot encode' produced them (without the line break a text file gets)."""
+    return [d.text.rstrip("\n") if d.source.fmt == "text" else d.text for d in documents]
 
 
 def _is_within(path: Path, folder: Path) -> bool:
@@ -61,7 +75,6 @@ def encode(
     """Replace every token of a corpus by code words (one word -> many), write the release and the key."""
     from textveil.corpus.outputs import plan_output_paths
     from textveil.corpus.reading import expand_inputs, read_documents
-    from textveil.corpus.writing import atomic_write_text, render_releases
     from textveil.mechanisms.pivot import Pivot
 
     engine = Pivot(l=l, part_size=part_size, seed=seed)  # bad l or part size: one line, before any reading
@@ -74,9 +87,7 @@ def encode(
         task = progress.add_task("encoding", total=len(documents))
         encoding_result = engine.encode([d.text for d in documents], progress=lambda done: progress.advance(task, done))
     encoding_result.key.save(key, force=force)  # first: a release whose key was lost could never be mapped back
-    for source, text in render_releases(documents, encoding_result.releases, "text", text_field).items():
-        atomic_write_text(targets[source], text if text.endswith("\n") or source.fmt != "text" else text + "\n",
-                          encoding)
+    _write_texts(documents, encoding_result.releases, targets, text_field, encoding)
     tokens = sum(r.guarantee.words_protected for r in encoding_result.releases)
     code_words = len(encoding_result.key.decoder)
     stderr.print(f"encoded {len(documents):,} text(s), {tokens:,} tokens, as {code_words:,} code words -> {out}; "
@@ -88,6 +99,7 @@ def encode(
     if first is not None:
         stderr.print("released unprotected: the number of tokens of each text; " + "; ".join(first.unprotected[1:]),
                      style="bold yellow", markup=False)
+    warn_copied_fields(documents, text_field)
 
 
 @pivot_app.command("decode-text")
@@ -101,7 +113,6 @@ def decode_text(
     """Map a release back to the original tokens (words in lower case and marks, joined by spaces)."""
     from textveil.corpus.outputs import plan_output_paths
     from textveil.corpus.reading import expand_inputs, read_documents
-    from textveil.corpus.writing import atomic_write_text, render_releases
     from textveil.mechanisms.base import Release
     from textveil.mechanisms.pivot import PivotKey
     from textveil.privacy.guarantee import Guarantee
@@ -110,13 +121,11 @@ def decode_text(
     files = expand_inputs(inputs)
     targets = plan_output_paths(files, out, len(files) == 1 and Path(inputs[0]).is_file(), "")
     documents = read_documents(files, text_field, encoding)
-    texts = [d.text.rstrip("\n") if d.source.fmt == "text" else d.text for d in documents]
+    texts = _released_texts(documents)
     owner_key.check_release(texts, where=f"release '{' '.join(inputs)}'")
     none = Guarantee("pivot-decode", None, kind="none", statement="decoded with the owner's key")
     decoded = [Release(owner_key.decode_text(text), none) for text in texts]
-    for source, text in render_releases(documents, decoded, "text", text_field).items():
-        atomic_write_text(targets[source], text if text.endswith("\n") or source.fmt != "text" else text + "\n",
-                          encoding)
+    _write_texts(documents, decoded, targets, text_field, encoding)
     stderr.print(f"decoded {len(documents):,} text(s) -> {out}")
 
 
@@ -192,9 +201,9 @@ def attack_frequency(
     if reference == "corpus" and corpus is None:
         raise InputError("--reference corpus needs --corpus PATH: the corpus whose word counts the attacker knows")
     owner_key = PivotKey.load(key) if key is not None else None
-    texts = [d.text for d in read_documents(expand_inputs(release), text_field, encoding)]
+    texts = _released_texts(read_documents(expand_inputs(release), text_field, encoding))
     if owner_key is not None:
-        owner_key.check_release([t.rstrip("\n") for t in texts], where=f"release '{' '.join(release)}'")
+        owner_key.check_release(texts, where=f"release '{' '.join(release)}'")
     tokens = [text.split() for text in texts]
     known = None
     if corpus is not None:

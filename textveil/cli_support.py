@@ -69,3 +69,13 @@ def require_parameters(mechanism: str, options: dict, *, besides: tuple[str, ...
     for parameter in MECHANISMS.entry(mechanism).parameters:
         if parameter.required and parameter.name not in options and parameter.name not in besides:
             raise InvalidParameterError(f"mechanism '{mechanism}' needs {parameter.flag}: {parameter.help}")
+
+
+def warn_copied_fields(documents, text_field: str) -> None:
+    """Name the JSONL/CSV fields besides the text that a release copies unchanged: no mechanism
+    touches them, so no guarantee covers them."""
+    copied = sorted({name for d in documents for name in d.fields if name != text_field})
+    if copied:
+        stderr.print(f"WARNING: the records' other fields ({', '.join(copied)}) are copied into the release unchanged "
+                     "and are NOT protected; drop them from the input if they identify anyone",
+                     style="bold yellow", markup=False)

@@ -22,6 +22,7 @@ from typing import Any
 
 from textveil.attacks.frequency import (
     MATCHERS,
+    Planner,
     context_merging_attack,
     expected_slots,
     reference_from_corpus,
@@ -53,16 +54,19 @@ def pivot_planner(l: int, part_size: int | None = None):
 
 
 def frequency_guesses(token_lists: Sequence[Sequence[str]], reference: Mapping[str, float], *,
-                      l: int | None = None, part_size: int | None = None, method: str = "assignment",
-                      context: bool = False, seed: int = 0, **context_options: Any) -> dict[str, str]:
+                      l: int | None = None, part_size: int | None = None, planner: Planner | None = None,
+                      method: str = "assignment", context: bool = False, seed: int = 0,
+                      **context_options: Any) -> dict[str, str]:
     """The attacker's guess (code word -> word) for every code word of a release.
 
     ``l`` given: the attacker knows the mechanism and expects PIVOT's parts (run on its
-    reference counts); else it assumes a one-to-one cipher. ``context``: code words whose
-    contexts agree are merged first (the context-merging attack)."""
+    reference counts); ``planner``: another mechanism's public plan (a baseline's); neither:
+    it assumes a one-to-one cipher. ``context``: code words whose contexts agree are merged
+    first (the context-merging attack)."""
     if method not in METHODS:
         raise InputError(f"unknown method '{method}'; use one of: {', '.join(METHODS)}")
-    planner = None if l is None else pivot_planner(l, part_size)
+    if l is not None:
+        planner = pivot_planner(l, part_size)
     if context:
         return context_merging_attack(token_lists, reference, planner=planner, method=method, seed=seed,
                                       **context_options).guesses

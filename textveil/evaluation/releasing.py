@@ -66,9 +66,7 @@ def build_mechanism(mechanism: str, options: dict[str, Any], embeddings: Any, *,
     if saved != mechanism:
         raise InvalidParameterError(f"the model in '{model}' is a trained {saved}, not {mechanism}: "
                                     f"use --mechanism {saved} or another --model")
-    cls = MECHANISMS.load(mechanism)
-    resources = {"embeddings": embeddings} if "embeddings" in cls.resources else {}
-    return Mechanism.load(model, **resources).with_params(**own, **parameters)
+    return Mechanism.load(model, embeddings=embeddings).with_params(**own, **parameters)
 
 
 def with_changed_fraction(stats: dict[str, Any]) -> dict[str, Any]:

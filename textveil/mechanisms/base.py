@@ -271,8 +271,7 @@ class Mechanism:
             np.savez(buffer, **arrays)
             atomic_write_bytes(target / "state.npz", buffer.getvalue())
         if secrets:
-            path = atomic_write_text(target / "secrets.json", json.dumps(secrets))
-            path.chmod(0o600)
+            atomic_write_bytes(target / "secrets.json", json.dumps(secrets).encode("utf-8"), mode=0o600)
         atomic_write_text(target / MANIFEST, json.dumps(manifest, indent=2, default=str))  # last: marks it whole
         return target
 

@@ -39,6 +39,7 @@ the count-weighted mean of a word's code words' vectors.
 from __future__ import annotations
 
 import bisect
+import functools
 import heapq
 import json
 import math
@@ -52,11 +53,12 @@ from typing import ClassVar
 
 import numpy as np
 
+from textveil.corpus.writing import atomic_write_bytes
 from textveil.errors import InputError, InvalidParameterError
 from textveil.mechanisms.base import CorpusRelease, Mechanism, ProgressCallback, Release, release_statistics, texts_hash
 from textveil.mechanisms.sampling import make_rng
 from textveil.privacy.guarantee import Guarantee
-from textveil.privacy.l_privacy import count_classes, expected_tokens_recovered, frequency_attack_success, max_attainable_l
+from textveil.privacy.l_privacy import expected_tokens_recovered, frequency_attack_success, max_attainable_l
 from textveil.privacy.secrets import Secret
 from textveil.text.layout import release_units
 
@@ -347,9 +349,9 @@ class PivotKey:
     def __reduce__(self):  # a pickled key would travel into caches and worker payloads
         raise TypeError("a PivotKey is not picklable; save it with PivotKey.save and pass the path")
 
-    @property
+    @functools.cached_property
     def decoder(self) -> dict[str, str]:
-        """Code word -> word."""
+        """Code word -> word (built once: every decoded text reads it)."""
         return {code: word for word, codes in self.code_words.items() for code, _ in codes}
 
     def plan(self) -> dict[str, list[int]]:
@@ -404,7 +406,7 @@ class PivotKey:
             raise InputError(f"key path '{target}' is a folder; give a file path for the key")
         if target.exists() and not force:
             raise InputError(f"key file '{target}' exists; a key is never overwritten (pass --force to replace it)")
-        _write_private(target, self.to_json().encode("utf-8"))
+        atomic_write_bytes(target, self.to_json().encode("utf-8"), mode=0o600)
         return target
 
     @classmethod
@@ -422,22 +424,6 @@ class PivotKey:
                  for word, pairs in data["code_words"].items()}
         return cls(codes, int(data["l"]), int(data["part_size"]), str(data["mapping"]), str(data["corpus_hash"]),
                    str(data["release_hash"]), int(data["documents"]))
-
-
-def _write_private(target: Path, data: bytes) -> None:
-    """Atomic write of a file created 0600 from its first byte (no window in which others may read it)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.part")
-    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 # -- the mechanism ---------------------------------------------------------------------
@@ -511,9 +497,8 @@ class Pivot(Mechanism):
         success = frequency_attack_success(plan)
         recoverable = expected_tokens_recovered(plan)
         releases = []
-        for text, tokens, row in zip(released, documents, assigned):
-            guarantee = self._guarantee(len(tokens), success, len(names), mapping)
-            releases.append(Release(text, guarantee, words_unchanged=0))
+        for text, tokens in zip(released, documents):
+            releases.append(Release(text, self._guarantee(len(tokens), success, len(names), mapping)))
             if progress is not None:
                 progress(1)
         return PivotEncoding(releases, key, success, recoverable)
@@ -555,8 +540,3 @@ class Pivot(Mechanism):
             + "; ".join(unprotected) + ".")
         return Guarantee(self.name, None, kind="l-privacy", unit="token", composition="l-privacy", l=self.l,
                          words_protected=tokens, unprotected=unprotected, assumptions=assumptions, statement=statement)
-
-
-def count_class_sizes(plan: Mapping[str, Sequence[int]]) -> dict[int, int]:
-    """How many code words have each count (for reports)."""
-    return {size: sum(owners.values()) for size, owners in sorted(count_classes(plan).items())}

@@ -14,6 +14,7 @@ punctuation. No formal guarantee: the risk is measured (kind ``none``). Determin
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -37,14 +38,20 @@ def translation_unavailable() -> str | None:
     """Why translation cannot run here (one line naming the packages), or None when it can."""
     if shutil.which("apertium") is None:
         return f"the translate mechanism needs Debian's Apertium: apt-get install {PACKAGES}"
+    missing = sorted({pair for chain in CHAINS.values() for pair in chain} - _installed_pairs())
+    if missing:
+        return f"Apertium lacks the language pairs {', '.join(missing)}: apt-get install {PACKAGES}"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_pairs() -> frozenset[str]:
+    """Apertium's language pairs, asked once per process (every construction checks them)."""
     try:
         listed = subprocess.run(["apertium", "-l"], capture_output=True, text=True, timeout=60).stdout.split()
     except (OSError, subprocess.SubprocessError):
         listed = []
-    missing = sorted({pair for chain in CHAINS.values() for pair in chain} - set(listed))
-    if missing:
-        return f"Apertium lacks the language pairs {', '.join(missing)}: apt-get install {PACKAGES}"
-    return None
+    return frozenset(listed)
 
 
 def apertium(pair: str, lines: Sequence[str]) -> list[str]:
