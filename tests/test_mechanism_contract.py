@@ -53,6 +53,7 @@ TINY = {
     "erae": {"hidden": 8, "layers": 1, "epochs": 2, "pretrain_epochs": 1, "batch_size": 2, "vocabulary_size": 200,
              "max_length": 8},
     "aedp": {"hidden": 8, "layers": 1, "epochs": 1, "batch_size": 2, "vocabulary_size": 200, "max_length": 8},
+    "synth": {"hidden": 8, "epochs": 1, "batch_size": 2, "max_length": 40},
 }
 
 

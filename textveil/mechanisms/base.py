@@ -132,6 +132,9 @@ class Mechanism:
     """Whether the mechanism must be fitted (or loaded trained) before it can release."""
     fit_uses_seed: ClassVar[bool] = False
     """Whether fitting draws at random (from ``seed``): a model trained with another seed differs."""
+    fit_uses_labels: ClassVar[bool] = False
+    """Whether fitting reads each text's label (the user a model writes for): ``fit(texts, labels)``;
+    such a mechanism records its training data's digest itself."""
     randomised: ClassVar[bool] = True
     """Whether releases are drawn at random (False: the same text always gives the same release)."""
     release_command: ClassVar[str] = ""
@@ -188,15 +191,22 @@ class Mechanism:
 
     # -- learning ----------------------------------------------------------------------
 
-    def fit(self: M, texts: Sequence[str]) -> M:
+    def fit(self: M, texts: Sequence[str], labels: Sequence[str] | None = None) -> M:
         """Learn what the mechanism needs from ``texts`` (a training corpus: never the texts
-        that will be released). Returns ``self``. A no-op for mechanisms that learn nothing."""
+        that will be released) and, for a mechanism that models its writers
+        (``fit_uses_labels``), their ``labels``. Returns ``self``. A no-op for mechanisms that
+        learn nothing."""
         texts = list(texts)
         if any(not isinstance(t, str) for t in texts):
             raise InvalidParameterError("fit expects a sequence of texts (str)")
-        self._fit(texts)
-        if self._fitted_state():
-            self.training_data_hash_ = texts_hash(texts)
+        if labels is not None and len(labels) != len(texts):
+            raise InvalidParameterError(f"fit was given {len(labels)} labels for {len(texts)} texts: give one per text")
+        if self.fit_uses_labels:
+            self._fit(texts, None if labels is None else [str(label) for label in labels])  # type: ignore[call-arg]
+        else:
+            self._fit(texts)
+            if self._fitted_state():
+                self.training_data_hash_ = texts_hash(texts)
         return self
 
     def _fit(self, texts: list[str]) -> None:

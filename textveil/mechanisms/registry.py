@@ -154,6 +154,28 @@ MECHANISMS.add(Entry(
     ),
 ))
 
+MECHANISMS.add(Entry(
+    "synth", "textveil.mechanisms.synthesis:NeuralSynthesis",
+    "Neural synthetic corpus (paper 004): a user-conditioned character RNN (Elman, GRU or Delta-RNN) writes new "
+    "texts per user at a sampling temperature; no formal guarantee (risk measured only)",
+    guarantee="none",
+    grid=(0.25, 0.5, 1.0, 1.5, 1.75),
+    parameters=(
+        Parameter("temperature", float, "softmax temperature of sampling (eq. 8): higher writes noisier text, "
+                  "lower repeats the users' commonest text", 1.0, minimum=0.0, swept=True),
+        Parameter("architecture", str, "the network: elman (eqs. 1-2), gru (eqs. 18-21) or delta (Delta-RNN, "
+                  "eqs. 3-7, 12-17)", "delta", choices=("elman", "gru", "delta")),
+        Parameter("hidden", int, "hidden units of the recurrent layer", 256, minimum=0),
+        Parameter("epochs", int, "training epochs (paper 004: 150)", 10, minimum=0),
+        Parameter("batch_size", int, "texts per mini-batch (paper 004: 32)", 32, minimum=0),
+        Parameter("learning_rate", float, "Adam's step size (paper 004: 0.002)", 0.002, minimum=0.0),
+        Parameter("max_length", int, "the most characters a text is trained on and sampled to (the length cap)",
+                  280, minimum=0),
+        Parameter("min_char_count", int, "characters seen fewer times in training read as unknown and are never "
+                  "written", 2, minimum=0),
+        SEED,
+    ),
+))
 
 def mechanism_class(name: str) -> type:
     """The mechanism class registered under ``name`` (imported now); a clear error lists the valid names."""
