@@ -28,6 +28,7 @@ from textveil.cli_support import (
     stderr,
     warn_copied_fields,
 )
+from textveil.cli_synthesis import register_synthesis_commands
 from textveil.errors import InputError, InvalidParameterError, TextveilError
 
 app = typer.Typer(
@@ -146,7 +147,7 @@ def sanitize(
     mechanism = mechanism_of(mechanism, model)
     command = MECHANISMS.load(mechanism).release_command
     if command:
-        raise InputError(f"{mechanism} releases a whole corpus with a key for the owner to keep; use '{command}'")
+        raise InputError(f"{mechanism} releases a whole corpus at once, not text by text; use '{command}'")
     options = given_options(
         mechanism, settings, epsilon=epsilon, decode=decode.value if decode else None, keep_stop_words=keep_stop_words,
         oov=oov.value if oov else None, layout=layout.value if layout else None, bag_of_words=bag_of_words)
@@ -541,6 +542,7 @@ def embeddings_info(
 
 
 register_model_commands(app)  # train and split: the commands of mechanisms that learn
+register_synthesis_commands(app)  # synthesize: the synthetic corpus of a trained synth
 app.add_typer(pivot_app, name="pivot")
 attack_app.command("frequency")(attack_frequency)
 

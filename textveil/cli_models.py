@@ -15,12 +15,19 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from textveil.cli_support import given_options, load_cli_embeddings, stderr
+from textveil.cli_synthesis import read_user_texts
 from textveil.errors import InputError, InvalidParameterError
 
 
 def train(
-    mechanism: str = typer.Argument(..., help="A mechanism that learns (see 'textveil mechanisms'): erae, aedp, syntf."),
+    mechanism: str = typer.Argument(
+        ..., help="A mechanism that learns (see 'textveil mechanisms'): erae, aedp, syntf, synth."),
     corpus: Path = typer.Option(..., help="Training texts: a text file, a folder, JSONL or CSV."),
+    architecture: Optional[str] = typer.Option(
+        None, "--model", help="The network, for mechanisms that have a choice (synth: elman, gru or delta)."),
+    user_field: Optional[str] = typer.Option(
+        None, help="Field of JSONL/CSV records naming each text's user: required by mechanisms that model their "
+        "writers (synth), refused by the others."),
     out: Path = typer.Option(..., help="Folder for the trained model (manifest.json, state.npz, checkpoint.pt)."),
     dev_corpus: Optional[Path] = typer.Option(None, help="Validation texts (loss per epoch); default: none."),
     settings: Optional[list[str]] = typer.Option(None, "--set", help="Any parameter of the mechanism, NAME=VALUE (repeatable)."),
@@ -39,6 +46,20 @@ def train(
 
     entry = MECHANISMS.entry(mechanism)
     options = given_options(mechanism, settings, epsilon=epsilon)
+    cls = MECHANISMS.load(mechanism)
+    if cls._fit is Mechanism._fit:
+        raise InvalidParameterError(f"mechanism '{mechanism}' learns nothing; sanitize with it directly")
+    if architecture is not None:
+        if "architecture" not in {p.name for p in entry.parameters}:
+            raise InvalidParameterError(f"mechanism '{mechanism}' has no choice of network; leave out --model")
+        if "architecture" in options:
+            raise InvalidParameterError("give the network once: --model or --set architecture=..., not both")
+        options["architecture"] = entry.parameter("architecture").parse(architecture)
+    if cls.fit_uses_labels and user_field is None:
+        raise InvalidParameterError(f"mechanism '{mechanism}' models each user's writing: pass --user-field with the "
+                                    "field of the records naming each text's user")
+    if not cls.fit_uses_labels and user_field is not None:
+        raise InvalidParameterError(f"mechanism '{mechanism}' does not learn per user; leave out --user-field")
     swept = entry.swept
     if swept is not None and swept.required and swept.name not in options:
         options[swept.name] = float(entry.grid[len(entry.grid) // 2])
@@ -46,11 +67,17 @@ def train(
         raise InputError(f"--out '{out}' already holds a trained model; give another folder (nothing was overwritten)")
     if out.exists() and not out.is_dir():
         raise InputError(f"--out '{out}' is a file; give a folder for the model")
-    texts = [d.text for d in read_documents(expand_inputs([str(corpus)]), text_field, encoding)]
-    dev = [d.text for d in read_documents(expand_inputs([str(dev_corpus)]), text_field, encoding)] if dev_corpus else []
-    cls = MECHANISMS.load(mechanism)
-    if cls._fit is Mechanism._fit:
-        raise InvalidParameterError(f"mechanism '{mechanism}' learns nothing; sanitize with it directly")
+    users: list[str] | None = None
+    dev_users: list[str] = []
+    if user_field is not None:
+        texts, users = read_user_texts(corpus, text_field, user_field, encoding, option="--corpus")
+        if dev_corpus:
+            dev, dev_users = read_user_texts(dev_corpus, text_field, user_field, encoding, option="--dev-corpus")
+        else:
+            dev = []
+    else:
+        texts = [d.text for d in read_documents(expand_inputs([str(corpus)]), text_field, encoding)]
+        dev = [d.text for d in read_documents(expand_inputs([str(dev_corpus)]), text_field, encoding)] if dev_corpus else []
     shared = {"embeddings": load_cli_embeddings(embeddings, None)} if "embeddings" in cls.resources else {}
     neural = hasattr(cls, "train")
     engine = MECHANISMS.make(mechanism, shared=shared, **options, seed=seed, **({"device": device} if neural else {}))
@@ -59,16 +86,20 @@ def train(
                       TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), TimeRemainingColumn(),
                       console=stderr, transient=True) as progress:
             task = progress.add_task(f"training {mechanism}", total=None, loss="-")
-            engine.train(texts, dev, folder=out,
+            # A mechanism that models its writers is trained on each text's user, and validated likewise.
+            data = (texts, users, dev, dev_users) if users is not None else (texts, dev)
+            engine.train(*data, folder=out,
                          progress=lambda done, total, loss: progress.update(task, completed=done, total=total,
                                                                            loss=f"{loss:.3f}"),
                          log=lambda message: progress.console.print(message))
     else:
         with stderr.status(f"fitting {mechanism} on {len(texts):,} texts"):
-            engine.fit(texts)
+            engine.fit(texts, users)
     engine.save(out)
-    stderr.print(f"trained {mechanism} on {len(texts):,} texts -> {out} (sanitize with --mechanism {mechanism} "
-                 f"--model {out})")
+    how = (f"release with '{cls.release_command.replace('DIR', str(out))}'" if cls.release_command
+           else f"sanitize with --mechanism {mechanism} --model {out}")
+    writers = f" of {len(set(users)):,} users" if users is not None else ""
+    stderr.print(f"trained {mechanism} on {len(texts):,} texts{writers} -> {out} ({how})", markup=False)
 
 
 def split(
