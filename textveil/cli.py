@@ -424,6 +424,9 @@ def evaluate(
         None, "--mechanism", "-m", help="Mechanism name (see 'textveil mechanisms'); default: emp, or --model's."),
     model: Optional[Path] = typer.Option(
         None, "--model", help="A trained mechanism's folder ('textveil train'): released as trained, not fitted again."),
+    attacker_model: Optional[Path] = typer.Option(
+        None, help="The release-aware attacker's own trained model (same mechanism and settings, another seed, "
+        "trained on the known texts); default: the release's own model, as if it were public."),
     grid: Optional[str] = typer.Option(
         None, help="Comma-separated values of the mechanism's swept parameter (epsilon); default: the mechanism's "
         "own grid (emp 10,15,20,25,30); none for a mechanism without one (random)."),
@@ -443,6 +446,9 @@ def evaluate(
     text_field: str = typer.Option("text", help="Text field of JSONL/CSV corpora."),
     label_field: str = typer.Option("label", help="Label field of JSONL/CSV corpora."),
     utility_label_field: Optional[str] = typer.Option(None, help="Label field of the utility corpus (default: --label-field)."),
+    attribute_field: Optional[str] = typer.Option(
+        None, help="A field of the risk corpus's records holding each author's attribute (e.g. industry): the "
+        "attribute-f1 utility task (paper 004)."),
     encoding: str = typer.Option("utf-8", help="Encoding of the risk corpus."),
     utility_encoding: Optional[str] = typer.Option(None, help="Encoding of the utility corpus (default: --encoding)."),
     no_cache: bool = typer.Option(False, help="Do not reuse or store cached releases."),
@@ -479,12 +485,13 @@ def evaluate(
         utility=[u.strip() for u in utility.split(",") if u.strip()] if utility else UTILITY_TASKS.names(),
         seed=seed, repeats=repeats, top_k=top_k, collapse_per_label=collapse_per_label, embeddings=embeddings,
         mechanism_options=options, trainings=parse_trainings(trainings), model=None if model is None else str(model),
+        attacker_model=None if attacker_model is None else str(attacker_model),
     )
     corpora = load_evaluation_corpora(
         risk_corpus, risk_unknown=risk_unknown, utility_corpus=utility_corpus, text_field=text_field,
         label_field=label_field, utility_label_field=utility_label_field, known_per_label=known_per_label,
         unknown_per_label=unknown_per_label, encoding=encoding, utility_encoding=utility_encoding,
-        seed=0 if seed is None else seed,
+        seed=0 if seed is None else seed, attribute_field=attribute_field,
     )
     validate(plan, corpora)
     if out.exists() and not out.is_dir():

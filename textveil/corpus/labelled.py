@@ -86,6 +86,31 @@ class LabelledCorpus:
         return self
 
 
+def label_attributes(
+    path: str | Path, label_field: str, attribute_field: str, text_field: str = "text", encoding: str = "utf-8"
+) -> dict[str, str]:
+    """Each label's value of ``attribute_field`` (a user's industry or gender) in a JSONL/CSV
+    corpus; a label that carries two values is refused, since an attribute belongs to the writer.
+
+    >>> import json, pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "c.jsonl"
+    >>> _ = path.write_text("\\n".join(json.dumps(r) for r in [{"text": "a", "user": "u1", "job": "law"},
+    ...                                                        {"text": "b", "user": "u2", "job": "arts"}]))
+    >>> label_attributes(path, "user", "job")
+    {'u1': 'law', 'u2': 'arts'}
+    """
+    if Path(path).is_dir():
+        raise InputError(f"corpus folder '{path}' has no fields: give a JSONL/CSV corpus to read '{attribute_field}' from")
+    labels = read_labelled_corpus(path, text_field, label_field, encoding).labels
+    values = read_labelled_corpus(path, text_field, attribute_field, encoding).labels
+    attributes: dict[str, str] = {}
+    for label, value in zip(labels, values):
+        if attributes.setdefault(label, value) != value:
+            raise InputError(f"{path}: '{label}' has two values of '{attribute_field}' ({attributes[label]!r} and "
+                             f"{value!r}); an attribute must be one per {label_field}")
+    return attributes
+
+
 def read_labelled_corpus(
     path: str | Path, text_field: str = "text", label_field: str = "label", encoding: str = "utf-8"
 ) -> LabelledCorpus:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from textveil.corpus.labelled import (
     LabelledCorpus,
+    label_attributes,
     read_labelled_corpus,
     sample_per_label,
     split_first_k,
@@ -40,6 +41,7 @@ def load_evaluation_corpora(
     encoding: str = "utf-8",
     utility_encoding: str | None = None,
     seed: int | None = 0,
+    attribute_field: str | None = None,
 ) -> EvaluationCorpora:
     """Known and unknown risk texts, and utility train/test texts.
 
@@ -47,7 +49,8 @@ def load_evaluation_corpora(
     train and a test folder (C50) -> those; otherwise the first ``known_per_label`` texts of
     each label are known (default: half) and the rest unknown. ``unknown_per_label`` samples
     the unknown texts (a sweep releases them once per grid point). Utility: a stratified
-    ``held_out`` split of ``utility_corpus``.
+    ``held_out`` split of ``utility_corpus``. ``attribute_field``: a field of the risk corpus's
+    records holding each author's attribute (industry, gender) for the attribute-F1 task.
     """
     risk_path = Path(risk_corpus)
     split = _split_folders(risk_path)
@@ -70,4 +73,9 @@ def load_evaluation_corpora(
             utility_corpus, text_field, utility_label_field or label_field, utility_encoding or encoding
         ).validate(what="utility corpus")
         utility_train, utility_test = split_stratified(whole_utility, held_out, seed)
-    return EvaluationCorpora(known, unknown, utility_train, utility_test)
+    attributes = None
+    if attribute_field is not None:
+        attributes = {}
+        for source in [risk_path] + ([Path(risk_unknown)] if risk_unknown is not None else []):
+            attributes.update(label_attributes(source, label_field, attribute_field, text_field, encoding))
+    return EvaluationCorpora(known, unknown, utility_train, utility_test, attributes)

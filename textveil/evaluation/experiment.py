@@ -73,6 +73,10 @@ class ExperimentPlan:
     trainings: list[str] = field(default_factory=lambda: list(TRAININGS))
     # A trained mechanism's folder (textveil train): released as trained, not fitted again.
     model: str | None = None
+    # The model the release-aware attacker trained itself on its known texts (the same mechanism
+    # and settings, another seed): its releases of the known texts train the release-trained
+    # attacks. Default: the release's own model, as if it were public (the attacker's best case).
+    attacker_model: str | None = None
 
 
 @dataclass
@@ -84,6 +88,8 @@ class EvaluationCorpora:
     risk_unknown: LabelledCorpus
     utility_train: LabelledCorpus | None = None
     utility_test: LabelledCorpus | None = None
+    attributes: dict[str, str] | None = None
+    """Each author's attribute (industry, gender), for the attribute-F1 task."""
 
 
 def swept_parameter(plan: ExperimentPlan) -> str | None:
@@ -248,12 +254,20 @@ def run_experiment(
     mechanism = build_mechanism(plan.mechanism, plan.mechanism_options, embeddings, model=plan.model, **first)
     if plan.model is not None:
         say(f"released with the model trained in {plan.model} (training data {mechanism.fingerprint()['training_data']})")
+    elif mechanism.fit_uses_labels:  # a model of each author: on the known texts and their authors
+        known = corpora.risk_known
+        say(f"fitting mechanism {plan.mechanism} on {len(known)} known texts of {len(known.label_set)} authors")
+        with ledger.timed("fit mechanism"):
+            mechanism.fit(known.texts, known.labels)
     elif mechanism.learns:  # once per sweep, on clean training texts only: never on the released ones
         training = _training_texts(corpora)
         say(f"fitting mechanism {plan.mechanism} on {len(training)} training texts")
         with ledger.timed("fit mechanism"):
             mechanism.fit(training)
     sweep = _Sweep(plan, corpora, embeddings, mechanism, parameter, ReleaseCache(cache_folder), ledger, say)
+    if plan.attacker_model is not None:
+        sweep.attacker_mechanism = _attacker_mechanism(plan, mechanism, embeddings, first)
+        say(f"release-trained attacks learn from the attacker's own model in {plan.attacker_model}")
     with ledger.timed("fit attacks"):
         sweep.fit_clean_attacks()
     with ledger.timed("prepare utility tasks"):
@@ -290,6 +304,19 @@ def run_experiment(
         "release_cache": {"hits": sweep.cache.hits, "misses": sweep.cache.misses,
                           "folder": str(cache_folder) if cache_folder else None},
     }
+
+
+def _attacker_mechanism(plan: ExperimentPlan, mechanism: Mechanism, embeddings: Any,
+                        first: dict[str, float]) -> Mechanism:
+    """The attacker's own trained model: it must be the release's mechanism with the same settings."""
+    assert plan.attacker_model is not None
+    attacker = build_mechanism(plan.mechanism, plan.mechanism_options, embeddings, model=plan.attacker_model, **first)
+    ours, theirs = mechanism.fingerprint()["parameters"], attacker.fingerprint()["parameters"]
+    differing = sorted(k for k in set(ours) | set(theirs) if ours.get(k) != theirs.get(k))
+    if differing:
+        raise InvalidParameterError(f"the attacker's model in '{plan.attacker_model}' was trained with other "
+                                    f"{', '.join(differing)}: train it with the release's settings")
+    return attacker
 
 
 @dataclass(frozen=True)
@@ -372,6 +399,8 @@ class _Sweep:
         self.utility_test = corpora.utility_test if self.has_utility_corpus else corpora.risk_unknown
         self.clean_attacks: dict[str, Any] = {}
         self.runners: dict[str, UtilityRunner] = {}
+        self.attacker_mechanism: Mechanism = mechanism
+        """What releases the known texts for the release-trained attacks (by default the release's own)."""
 
     # -- set-up, once per sweep --------------------------------------------------------
 
@@ -395,7 +424,11 @@ class _Sweep:
 
     def prepare_utility(self) -> None:
         for name in self.plan.utility:
-            runner = UTILITY_TASKS.make(name, embeddings=self.embeddings, seed=self.plan.seed)
+            runner = UTILITY_TASKS.make(name, embeddings=self.embeddings, seed=self.plan.seed,
+                                        attributes=self.corpora.attributes)
+            if runner.needs_attributes and not self.corpora.attributes:
+                self.say(f"utility task {name} skipped: it needs each author's attribute (--attribute-field)")
+                continue
             if runner.needs_topic_labels and not self.has_utility_corpus:
                 self.say(f"utility task {name} skipped: it needs a utility corpus with topic labels (--utility-corpus)")
                 continue
@@ -472,7 +505,8 @@ class _Sweep:
         if "release" in self.trainings_at(point):
             known_stats = _empty_stats(point)
             with ledger.timed("release known texts", *books):
-                released_known = self.release(self.corpora.risk_known, point, seeds["known"], known_stats)
+                released_known = self.release(self.corpora.risk_known, point, seeds["known"], known_stats,
+                                              self.attacker_mechanism)
             ledger.step(f"{stage}: released known texts")
             measurement.known_release = with_changed_fraction(known_stats)
             with ledger.timed("attacks (release-trained)", *books):
@@ -490,16 +524,18 @@ class _Sweep:
                 ledger.step(f"{stage}: {name}")
         return measurement
 
-    def release(self, corpus: LabelledCorpus, point: _Point, seed: int | None, stats: dict[str, Any]) -> CorpusRelease:
-        """A corpus released at one point (the unmodified point is the text itself), its
-        statistics added to ``stats`` whether it was released now or read from the cache."""
+    def release(self, corpus: LabelledCorpus, point: _Point, seed: int | None, stats: dict[str, Any],
+                mechanism: Mechanism | None = None) -> CorpusRelease:
+        """A corpus released at one point (the unmodified point is the text itself) by the sweep's
+        mechanism (or ``mechanism``), its statistics added to ``stats`` whether it was released
+        now or read from the cache."""
         if not point.released:
             return CorpusRelease(list(corpus.texts), list(corpus.labels), True, {})
         changes: dict[str, Any] = {"seed": seed}
         if self.parameter is not None:
             changes[self.parameter] = point.value
         hits = self.cache.hits
-        released = release_corpus(self.mechanism.with_params(**changes), corpus, self.cache)
+        released = release_corpus((mechanism or self.mechanism).with_params(**changes), corpus, self.cache)
         for key, count in released.stats.items():
             stats[key] = stats.get(key, 0) + count
         # how many of the point's releases were read back: their seconds are not release speed

@@ -19,10 +19,13 @@ class UtilityRunner:
     metric: ClassVar[str] = ""
     higher_is_better: ClassVar[bool] = True
     needs_topic_labels: ClassVar[bool] = False
+    needs_attributes: ClassVar[bool] = False
 
-    def __init__(self, embeddings: Any = None, seed: int | None = None) -> None:
+    def __init__(self, embeddings: Any = None, seed: int | None = None,
+                 attributes: dict[str, str] | None = None) -> None:
         self.embeddings = embeddings
         self.seed = seed
+        self.attributes = attributes
         self.train: LabelledCorpus | None = None
         self.test: LabelledCorpus | None = None
 
@@ -105,6 +108,55 @@ class ReleaseClassificationF1(UtilityRunner):
     def value(self, released: list[str]) -> float:
         assert self.test is not None
         return self.model.f1(released, self.test.labels)
+
+
+class AttributeF1(UtilityRunner):
+    """Paper 004's classification task on an author attribute (industry, gender): macro F1 on the
+    release of a classifier trained on the original training texts, each text labelled with its
+    author's attribute. A synthetic text's attribute is that of the user it was written for."""
+
+    metric = "macro F1 of the author attribute (classifier trained on originals)"
+    needs_attributes = True
+
+    def _attribute(self, labels: list[str]) -> list[str]:
+        assert self.attributes is not None
+        missing = sorted(set(labels) - set(self.attributes))
+        if missing:
+            from textveil.errors import InputError
+
+            raise InputError(f"author '{missing[0]}' has no attribute value; every author needs one")
+        return [self.attributes[label] for label in labels]
+
+    def prepare(self, train: LabelledCorpus, test: LabelledCorpus) -> None:
+        from textveil.utility.classification import ReleaseClassifier
+
+        super().prepare(train, test)
+        self.model = ReleaseClassifier().fit(train.texts, self._attribute(train.labels))
+
+    def value(self, released: list[str]) -> float:
+        assert self.test is not None
+        return self.value_unaligned(released, self.test.labels)
+
+    def value_unaligned(self, released: list[str], labels: list[str]) -> float:
+        return self.model.f1(released, self._attribute(labels))
+
+
+class MemorisationRunner(UtilityRunner):
+    """Share of released texts holding a word 8-gram of a training text (the texts a synthetic
+    corpus's model learned from, the attacker's known texts): verbatim copying, not utility."""
+
+    metric = "texts with a copied 8-gram of a training text (share)"
+    higher_is_better = False
+
+    def measure(self, released: list[str], labels: list[str] | None = None) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        from textveil.utility.memorisation import memorisation
+
+        assert self.train is not None
+        score = memorisation(released, self.train.texts)
+        return {"value": score.texts_with_copied_ngram, "metric": self.metric, "higher_is_better": False,
+                **{k: v for k, v in asdict(score).items() if k != "texts_with_copied_ngram"}}
 
 
 class SemanticSimilarityRunner(UtilityRunner):
@@ -218,6 +270,11 @@ for _name, _runner, _aligned, _description in (
      "cosine of the per-user mean VADER compound sentiment vectors, originals vs releases (paper 004)"),
     ("classification-f1", "ReleaseClassificationF1", True,
      "macro F1 on the release of a tf-idf linear classifier trained on original texts (paper 004)"),
+    ("attribute-f1", "AttributeF1", False,
+     "macro F1 on the release of a classifier trained on original texts to predict their author's attribute, "
+     "e.g. industry (paper 004; --attribute-field)"),
+    ("memorisation", "MemorisationRunner", False,
+     "share of released texts holding a word 8-gram of a known (training) text: verbatim copying (lower is better)"),
     ("earth-movers", "EarthMoversRunner", True,
      "mean Earth Mover's distance between content-word vector bags, original vs release (paper 001; lower keeps more)"),
 ):

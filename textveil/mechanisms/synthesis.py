@@ -257,18 +257,16 @@ class NeuralSynthesis(Mechanism):
                 "use release_corpus(texts, users) or 'textveil synthesize --model DIR'")
         wanted = [i for i, t in enumerate(texts) if t.strip()]
         written = dict(zip(wanted, self.synthesize([ONE_USER] * len(wanted), progress)))
-        return [Release(written.get(i, ""), self._guarantee(), (), words_unchanged=0) for i in range(len(texts))]
+        guarantee = self.guarantee(("which input texts were empty (they are released empty)",))
+        return [Release(written.get(i, ""), guarantee, (), words_unchanged=0) for i in range(len(texts))]
 
-    def _guarantee(self) -> Guarantee:
+    def guarantee(self, also_unprotected: tuple[str, ...] = ()) -> Guarantee:
+        """What a release of this mechanism claims: nothing formal (see the statement)."""
         return no_guarantee(
             self.name,
             f"Synthetic text sampled at temperature {self.temperature:g} from a {self.architecture} character model "
             "trained on the users' own texts: the risk is measured by attacks, not bounded.",
-            UNPROTECTED + ("which input texts were empty (they are released empty)",))
-
-    def guarantee(self) -> Guarantee:
-        """What every release of this mechanism claims: nothing formal (see the statement)."""
-        return self._guarantee()
+            UNPROTECTED + also_unprotected)
 
 
 def _mean_loss(network: Any, sequences: list[list[int]], users: list[int], device: Any, batch_size: int) -> float:
