@@ -5,7 +5,7 @@ resumes), and training speed recorded.
 
 Per user, the first 70 texts (in file order) are the model's training texts and the attacker's
 known texts; the last 30 are the release set (``paper004_evaluate.sh`` measures them). Every
-tenth training text is held out for the validation loss, as ``fit`` does. Writes the trained
+tenth text of each user is held out for the validation loss, as ``fit`` does. Writes the trained
 mechanism (``textveil synthesize --model DIR`` reads it) and ``training.json``: settings, the
 loss per epoch and characters per second.
 """
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from textveil.corpus.labelled import read_labelled_corpus, split_first_k  # noqa: E402
 from textveil.corpus.writing import atomic_write_text  # noqa: E402
-from textveil.mechanisms.synthesis import NeuralSynthesis  # noqa: E402
+from textveil.mechanisms.synthesis import NeuralSynthesis, validation_split  # noqa: E402
 
 KNOWN_PER_USER = 70
 
@@ -43,7 +43,7 @@ def main() -> None:
 
     whole = read_labelled_corpus(args.data, "text", "user").validate(what="blog_short")
     known, _ = split_first_k(whole, KNOWN_PER_USER)
-    held = [i % 10 == 9 for i in range(len(known))]
+    held = validation_split(known.labels)
     mechanism = NeuralSynthesis(architecture=args.architecture, hidden=args.hidden, epochs=args.epochs,
                                 batch_size=args.batch_size, seed=args.seed, device="auto")
     started = time.perf_counter()

@@ -266,6 +266,26 @@ def test_interrupted_training_resumes_to_the_same_weights(tmp_path, checkpoint_e
     assert resumed.synthesize(SAMPLED_USERS) == whole.synthesize(SAMPLED_USERS)
 
 
+def test_an_unseeded_run_resumes_with_its_own_seed(tmp_path, checkpoint_every_two) -> None:
+    """Rerunning the same unseeded command into the same folder resumes it (the seed drawn from
+    OS entropy is the checkpoint's), rather than refusing the checkpoint as "other settings"."""
+    unseeded = {**RESUMABLE, "seed": None}
+    with pytest.raises(KeyboardInterrupt):
+        NeuralSynthesis(**unseeded).train(TEXTS, USERS, folder=tmp_path, progress=_Interrupt(at=5))
+    messages: list[str] = []
+    resumed = NeuralSynthesis(**unseeded).train(TEXTS, USERS, folder=tmp_path, log=messages.append)
+    assert any("resuming" in message for message in messages) and len(resumed.history_) == RESUMABLE["epochs"]
+
+
+def test_fit_holds_out_each_users_tenth_texts_so_no_user_loses_all_of_them() -> None:
+    """A user whose only text sits at a corpus-wide tenth position still trains (it used to be
+    held out whole, and fit refused the corpus)."""
+    texts = ["aaaa bbbb"] * 9 + ["xyz xyz"] + ["aaaa bbbb"] * 10
+    users = ["A"] * 9 + ["C"] + ["A"] * 10
+    model = NeuralSynthesis(hidden=8, epochs=1, batch_size=8, seed=0, device="cpu").fit(texts, users)
+    assert model.users == ["A", "C"] and model.history_[0]["validation_loss"] is not None
+
+
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
 def test_a_corrupt_checkpoint_is_refused(tmp_path, checkpoint_every_two, damage) -> None:
     """A garbled, truncated or empty checkpoint.pt gives a one-line InputError naming the
@@ -362,7 +382,7 @@ def test_release_corpus_keeps_users_and_never_reads_the_texts(delta_model) -> No
     """One synthetic text per label, in the labels' order (each in its user's characters), not
     aligned with the input; other texts with the same labels and seed give the same release."""
     labels = ["B", "A", "A", "B", "A", "B", "B", "A", "B"]
-    release = delta_model.with_params(seed=11).release_corpus(list(TEXTS[:len(labels)]), labels)
+    release = delta_model.with_params(seed=11).release_corpus(["?"] * len(labels), labels)
     assert release.labels == labels and release.aligned is False
     assert len(release.texts) == len(labels)
     for text, label in zip(release.texts, labels):

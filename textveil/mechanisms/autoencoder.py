@@ -28,7 +28,6 @@ and the rest, then a fixed token epsilon inside the set. Only the paper's Algori
 from __future__ import annotations
 
 import hashlib
-import secrets
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -159,11 +158,13 @@ class AutoEncoderMechanism(Mechanism):
         from textveil.models.autoencoder import AutoEncoder, build_vocabulary, encode_tokens, flatten_parameters, \
             segments, unit_rows
         from textveil.models.autoencoder_training import TrainingSettings, train_autoencoder
+        from textveil.models.training_loop import training_seed
 
         texts, validation = list(texts), list(validation)
         if any(not isinstance(t, str) for t in texts + validation):
             raise InvalidParameterError("train expects sequences of texts (str)")
-        seed = self.seed if self.seed is not None else secrets.randbits(62)
+        checkpoint = Path(folder) / CHECKPOINT if folder is not None else None
+        seed = training_seed(self.seed, checkpoint)  # an unseeded run resumes with its own seed
         token_lists = [release_units(t) for t in texts]
         # Marks enter the vocabulary only as the public layout's ASCII ones: a curly quote or a
         # dash of the writer's must not be a token the release can draw back (others read as <unk>).
@@ -189,7 +190,6 @@ class AutoEncoderMechanism(Mechanism):
                     "data": texts_hash(texts + ["\x00validation"] + validation),
                     "vocabulary": hashlib.sha256("\x00".join(vocabulary).encode()).hexdigest()[:16],
                     "embeddings": self.vocabulary_hash()}
-        checkpoint = Path(folder) / CHECKPOINT if folder is not None else None
         history = train_autoencoder(network, training, held_out, unit_rows(initial), settings,
                                     device=torch.device(resolve_device(self.device)), checkpoint=checkpoint,
                                     identity=identity, progress=progress, log=log)

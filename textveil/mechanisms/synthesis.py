@@ -41,6 +41,21 @@ UNPROTECTED = (
 )
 
 
+def validation_split(users: Sequence[str]) -> list[bool]:
+    """Which texts ``fit`` holds out for the validation loss: each user's 10th, 20th, ... text,
+    so every user keeps at least nine training texts for each one held out.
+
+    >>> validation_split(["a"] * 10 + ["b"] * 3)
+    [False, False, False, False, False, False, False, False, False, True, False, False, False]
+    """
+    seen: dict[str, int] = {}
+    held = []
+    for user in users:
+        seen[user] = seen.get(user, 0) + 1
+        held.append(seen[user] % 10 == 0)
+    return held
+
+
 def _digest(values: Iterable[str]) -> str:
     return hashlib.sha256("\x00".join(values).encode("utf-8")).hexdigest()[:16]
 
@@ -95,14 +110,11 @@ class NeuralSynthesis(Mechanism):
 
     def _fit(self, texts: list[str], labels: list[str] | None = None) -> None:
         """Train on ``texts`` of ``labels`` (one user for all when None), holding every tenth
-        text out for validation when there are 20 or more."""
+        text of each user out for validation (:func:`validation_split`)."""
         users = list(labels) if labels is not None else [ONE_USER] * len(texts)
-        if len(texts) >= 20:
-            held = [i % 10 == 9 for i in range(len(texts))]
-            self.train([t for t, h in zip(texts, held) if not h], [u for u, h in zip(users, held) if not h],
-                       [t for t, h in zip(texts, held) if h], [u for u, h in zip(users, held) if h])
-        else:
-            self.train(texts, users)
+        held = validation_split(users)
+        self.train([t for t, h in zip(texts, held) if not h], [u for u, h in zip(users, held) if not h],
+                   [t for t, h in zip(texts, held) if h], [u for u, h in zip(users, held) if h])
 
     def train(
         self,
@@ -124,7 +136,7 @@ class NeuralSynthesis(Mechanism):
         from textveil.models.autoencoder import flatten_parameters
         from textveil.models.char_rnn import CharModelShape, CharTrainingSettings, UserCharRNN, build_characters, \
             encode_text, sequence_loss
-        from textveil.models.training_loop import train_in_batches
+        from textveil.models.training_loop import train_in_batches, training_seed
 
         texts, users = list(texts), [str(u) for u in users]
         validation, validation_users = list(validation), [str(u) for u in validation_users]
@@ -134,7 +146,8 @@ class NeuralSynthesis(Mechanism):
             raise InvalidParameterError(f"give one user per text: {len(texts)} texts, {len(users)} users")
         if not any(texts):
             raise InputError("the training corpus holds no text: give it some texts")
-        seed = self.seed if self.seed is not None else secrets.randbits(62)
+        checkpoint = Path(folder) / CHECKPOINT if folder is not None else None
+        seed = training_seed(self.seed, checkpoint)  # an unseeded run resumes with its own seed
         characters = build_characters(texts, self.min_char_count)
         char_index = {c: i for i, c in enumerate(characters)}
         user_list = sorted(set(users))
@@ -172,7 +185,7 @@ class NeuralSynthesis(Mechanism):
                                                                      + ["\x00validation"] + validation)}
         history = train_in_batches(
             network, [len(s) for s in training], batch_loss, settings, epoch_end=epoch_end,
-            checkpoint=Path(folder) / CHECKPOINT if folder is not None else None,
+            checkpoint=checkpoint,
             checkpoint_format=CHECKPOINT_FORMAT, identity=identity, progress=progress, log=log)
         network.cpu().eval()
         self.characters_ = np.array(characters)
@@ -239,6 +252,8 @@ class NeuralSynthesis(Mechanism):
         """For each text's user (its label), a synthetic text: the users' counts are kept, the
         texts themselves are never read."""
         users = [str(u) for u in labels] if labels is not None else [ONE_USER] * len(texts)
+        if len(users) != len(texts):
+            raise InvalidParameterError(f"release_corpus was given {len(users)} users for {len(texts)} texts: one per text")
         synthetic = self.synthesize(users, progress)
         return CorpusRelease(synthetic, users, False, {"texts_synthesised": len(synthetic),
                                                        "characters_synthesised": sum(map(len, synthetic))})

@@ -15,6 +15,7 @@ corrupt or truncated one, or one of another kind of network.
 from __future__ import annotations
 
 import io
+import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -87,6 +88,25 @@ def epoch_batches(lengths: Sequence[int], batch_size: int, seed: int, epoch: int
         batches += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
     mix = torch.randperm(len(batches), generator=derived_generator(seed, epoch, 1)).tolist()
     return [batches[i] for i in mix]
+
+
+def training_seed(seed: int | None, checkpoint: Path | None) -> int:
+    """The seed a training run draws from: the user's; else, when an unseeded run left a
+    checkpoint, that run's (so that rerunning the same command resumes it); else a fresh one
+    from OS entropy.
+
+    >>> training_seed(7, None)
+    7
+    """
+    if seed is not None:
+        return seed
+    if checkpoint is not None and checkpoint.is_file():
+        try:
+            saved = torch.load(checkpoint, map_location="cpu", weights_only=True)
+            return int(saved["identity"]["settings"]["seed"])
+        except Exception:  # noqa: BLE001 - a damaged checkpoint is reported by the loop, in one line
+            pass
+    return secrets.randbits(62)
 
 
 def train_in_batches(
