@@ -38,6 +38,7 @@ from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import InputError, InvalidParameterError
 from textveil.mechanisms.base import Change, Mechanism, ProgressCallback, Release, texts_hash
 from textveil.mechanisms.sampling import make_rng, sample_exponential_mechanism
+from textveil.models.device import check_device, resolve_device
 from textveil.privacy.guarantee import Guarantee, unprotected_by_layout
 from textveil.text.casing import public_casing_table
 from textveil.text.layout import PUBLIC_MARKS, is_mark, release_units, render_public_layout
@@ -60,15 +61,6 @@ def _digests(texts: Iterable[str]) -> np.ndarray:
     return np.unique(np.fromiter((_text_digest(t) for t in texts), dtype=np.int64))
 
 
-def resolve_device(device: str) -> str:
-    """``"auto"``: CUDA when a GPU is present, else the CPU."""
-    if device != "auto":
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 class AutoEncoderMechanism(Mechanism):
     """What ER-AE and AE-DP share: training, the exponential-mechanism draw and the Guarantee.
 
@@ -88,8 +80,7 @@ class AutoEncoderMechanism(Mechanism):
     def _init_common(self, embeddings: WordEmbeddings | None, seed: int | None, batch_words: int, device: str) -> None:
         if batch_words < 1:
             raise InvalidParameterError("batch_words must be at least 1")
-        if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
-            raise InvalidParameterError(f"unknown device '{device}'; use auto, cpu or cuda")
+        check_device(device)
         if embeddings is None:
             from textveil.embeddings.default_model import load_embeddings
 

@@ -27,6 +27,7 @@ import numpy as np
 from textveil.errors import InputError, InvalidParameterError
 from textveil.mechanisms.base import CorpusRelease, Mechanism, ProgressCallback, Release, texts_hash
 from textveil.mechanisms.redaction import no_guarantee
+from textveil.models.device import check_device, resolve_device
 from textveil.privacy.guarantee import Guarantee
 
 CHECKPOINT = "checkpoint.pt"
@@ -83,8 +84,7 @@ class NeuralSynthesis(Mechanism):
         self._check_parameters(temperature=temperature, architecture=architecture, hidden=hidden, epochs=epochs,
                                batch_size=batch_size, learning_rate=learning_rate, max_length=max_length,
                                min_char_count=min_char_count, seed=seed)
-        if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
-            raise InvalidParameterError(f"unknown device '{device}'; use auto, cpu or cuda")
+        check_device(device)
         if sample_batch < 1:
             raise InvalidParameterError("sample_batch must be at least 1")
         self.device, self.sample_batch = device, sample_batch
@@ -132,7 +132,6 @@ class NeuralSynthesis(Mechanism):
         resumes from it; ``progress(done, total, loss)`` is told after each batch."""
         import torch
 
-        from textveil.mechanisms.autoencoder import resolve_device
         from textveil.models.autoencoder import flatten_parameters
         from textveil.models.char_rnn import CharModelShape, CharTrainingSettings, UserCharRNN, build_characters, \
             encode_text, sequence_loss
@@ -206,7 +205,6 @@ class NeuralSynthesis(Mechanism):
                 "('textveil train synth --corpus FILE --out DIR', then --model DIR)")
         if self._network_cache is not None and self._network_cache[0] == id(weights):
             return self._network_cache[1]
-        from textveil.mechanisms.autoencoder import resolve_device
         from textveil.models.autoencoder import load_flat_parameters
         from textveil.models.char_rnn import CharModelShape, UserCharRNN
 
