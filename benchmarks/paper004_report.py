@@ -44,10 +44,18 @@ def best_topk(point: dict[str, Any], attack: str) -> list[float]:
     return max(curves, key=lambda r: r["top1"])["topk"]
 
 
+def best_of_training(point: dict[str, Any], training: str) -> tuple[float, str]:
+    """The best top-1 of one training's attacks at a point, and the attack."""
+    results = point.get(TRAINING_KEYS[training], {})
+    attack = max(results, key=lambda name: results[name]["top1"])
+    return results[attack]["top1"], attack
+
+
 def row(name: str, point: dict[str, Any]) -> dict[str, Any]:
     utility = point["utility"]
     return {
         "release": name, "risk": point["risk"]["top1"], "risk_by": f"{point['risk']['attack']} ({point['risk']['training']})",
+        "risk_clean": best_of_training(point, "clean")[0],
         "bigram_svm": best_topk(point, "word2-svm")[0],
         **{key: utility[key]["value"] for key, _ in UTILITY if key in utility},
         "memorisation": utility.get("memorisation", {}).get("value"),
@@ -77,14 +85,45 @@ def collect(work: Path) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, 
     return fixed, curves
 
 
+def attacker_models(work: Path) -> list[dict[str, Any]]:
+    """Delta-RNN: the release-aware attacker with the release's own model against one with its own."""
+    own_path, shared_path = (work / "reports" / name / "results.json" for name in ("delta-own-attacker", "delta"))
+    if not own_path.exists() or not shared_path.exists():
+        return []
+    shared = {p["parameter"]: p for p in json.loads(shared_path.read_text())["points"] if p["parameter"] is not None}
+    rows = []
+    for point in json.loads(own_path.read_text())["points"]:
+        if point["parameter"] is None or point["parameter"] not in shared:
+            continue
+        other = shared[point["parameter"]]
+        rows.append({"temperature": point["parameter"], "clean": best_of_training(other, "clean"),
+                     "release_own_model": best_of_training(point, "release"),
+                     "release_shared_model": best_of_training(other, "release")})
+    return rows
+
+
+def attacker_table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return ""
+    lines = ["", "Delta-RNN, best top-1 identification by the attacker's training (20 attacks each):", "",
+             "| Temperature | clean-trained | release-trained, attacker's own model (seed 1) | "
+             "release-trained, the release's own model |", "|---|---|---|---|"]
+    for row in rows:
+        lines.append(f"| {row['temperature']:g} | " + " | ".join(
+            f"{row[key][0]:.3f} ({row[key][1]})" for key in ("clean", "release_own_model", "release_shared_model"))
+            + " |")
+    return "\n".join(lines) + "\n"
+
+
 def table(fixed: list[dict[str, Any]], curves: dict[str, list[dict[str, Any]]]) -> str:
     def cell(value: Any) -> str:
         return "" if value is None else f"{value:.2f}"
 
-    lines = ["| Release | Risk: best top-1 (of 40) | by | Risk: bigram SVM top-1 | Attribute F1 | Unigram cos | "
-             "Bigram cos | Sentiment cos | Memorised (8-gram) |", "|" + "---|" * 9]
+    lines = ["| Release | Risk: best top-1 (of 40) | by | Risk: clean-trained only | Risk: bigram SVM top-1 | "
+             "Attribute F1 | Unigram cos | Bigram cos | Sentiment cos | Memorised (8-gram) |", "|" + "---|" * 10]
     for entry in fixed + [e for name in MODELS for e in curves.get(name, [])]:
-        lines.append(f"| {entry['release']} | {cell(entry['risk'])} | {entry['risk_by']} | {cell(entry['bigram_svm'])} | "
+        lines.append(f"| {entry['release']} | {cell(entry['risk'])} | {entry['risk_by']} | {cell(entry['risk_clean'])} | "
+                     f"{cell(entry['bigram_svm'])} | "
                      f"{cell(entry.get('attribute-f1'))} | {cell(entry.get('unigram-cosine'))} | "
                      f"{cell(entry.get('bigram-cosine'))} | {cell(entry.get('sentiment-cosine'))} | "
                      f"{cell(entry['memorisation'])} |")
@@ -99,24 +138,30 @@ def risk_utility_png(fixed: list[dict[str, Any]], curves: dict[str, list[dict[st
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(1, len(UTILITY), figsize=(4.4 * len(UTILITY), 4.0))
+    figure, axes = plt.subplots(1, len(UTILITY), figsize=(4.8 * len(UTILITY), 4.4))
     markers = {"Original": "*", "Redacted": "s", "Translated": "^"}
     for axis, (key, label) in zip(axes, UTILITY):
         for entry in fixed:
-            axis.scatter(entry["risk"], entry.get(key, float("nan")), marker=markers.get(entry["release"], "o"),
-                         s=90, label=entry["release"], zorder=3)
+            dots = axis.scatter(entry["risk"], entry.get(key, float("nan")), marker=markers.get(entry["release"], "o"),
+                                s=90, label=entry["release"], zorder=3)
+            if entry["risk_clean"] != entry["risk"]:  # hollow: its risk with clean-trained attacks only
+                axis.scatter(entry["risk_clean"], entry.get(key, float("nan")), marker=markers.get(entry["release"], "o"),
+                             s=90, facecolors="none", edgecolors=dots.get_facecolor(), zorder=3)
         for name, points in curves.items():
             xs, ys = [p["risk"] for p in points], [p.get(key, float("nan")) for p in points]
-            axis.plot(xs, ys, marker="o", label=MODELS[name])
+            line, = axis.plot(xs, ys, marker="o", label=f"{MODELS[name]} (worst attack)")
+            axis.plot([p["risk_clean"] for p in points], ys, marker=".", linestyle="--", color=line.get_color(),
+                      alpha=0.7, label=f"{MODELS[name]} (clean-trained attacks only)")
             for p in points:
                 axis.annotate(f"{p['temperature']:g}", (p["risk"], p.get(key, float("nan"))), fontsize=7,
                               xytext=(3, 3), textcoords="offset points")
-        axis.set_xlabel("risk: best top-1 identification (150 users)")
+        axis.set_xlabel("risk: best top-1 identification of 150 users")
         axis.set_ylabel(label)
         axis.set_xlim(-0.02, 1.02)
         axis.grid(alpha=0.3)
     axes[0].legend(fontsize=7, loc="lower right")
-    figure.suptitle("Risk-utility maps (paper 004, Figure 4): blog_short, numbers are temperatures")
+    figure.suptitle("Risk-utility maps (paper 004, Figure 4) on blog_short; numbers are temperatures; solid: the "
+                    "worst of 40 attacks, dashed: clean-trained attacks only (paper 004's attacker)")
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)
@@ -188,7 +233,8 @@ def main() -> None:
     args = parser.parse_args()
     fixed, curves = collect(args.work)
     temperatures = sorted({p["temperature"] for points in curves.values() for p in points})
-    atomic_write_text(args.out / "table.md", table(fixed, curves))
+    attackers = attacker_models(args.work)
+    atomic_write_text(args.out / "table.md", table(fixed, curves) + attacker_table(attackers))
     atomic_write_bytes(args.out / "risk_utility.png", risk_utility_png(fixed, curves))
     atomic_write_bytes(args.out / "topk_bigram.png", topk_png(fixed, curves, args.figure_temperature))
     sample_text, sampling = samples(args.work, temperatures)
@@ -203,9 +249,10 @@ def main() -> None:
                                                            "parameters", "characters", "training_characters_per_second")}
                 training[folder]["final_losses"] = {k: record["history"][-1][k] for k in ("train_loss", "validation_loss")}
                 training[folder]["training_minutes"] = round(sum(r["seconds"] for r in record["history"]) / 60, 1)
-    summary = {"fixed": fixed, "models": curves, "training": training, "sampling": sampling}
+    summary = {"fixed": fixed, "models": curves, "attacker_models": attackers, "training": training,
+               "sampling": sampling}
     atomic_write_text(args.out / "summary.json", json.dumps(summary, indent=2))
-    print(table(fixed, curves))
+    print(table(fixed, curves) + attacker_table(attackers))
     print(json.dumps({"training": training, "sampling": sampling}, indent=2))
 
 
