@@ -23,7 +23,18 @@ BLOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "blog_short" / 
 # each one's words, and any attack tells them apart.
 STYLES = {"ann": ["abba cab bad dab", "cab abba dad bad", "dab bad abba cab"],
           "zed": ["xyz zyx yzx", "zyx xyz zzz yyy", "yzx xxx zyx"]}
-TINY = {"hidden": 24, "epochs": 40, "batch_size": 4, "max_length": 40}
+TINY = {"hidden": 24, "epochs": 60, "batch_size": 8, "learning_rate": 0.02, "max_length": 40}
+"""A model that overfits these texts: at low temperature it writes them back, whatever the machine."""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one thread: the same float sums, so the same seeded model, everywhere
+    yield
+    torch.set_num_threads(threads)
 
 
 def _corpus(copies: int, name: str) -> LabelledCorpus:
@@ -85,7 +96,7 @@ def test_synthetic_sweep_fits_per_author_and_measures_every_temperature(corpora,
     cool = points["0.5"]
     assert cool["release"]["texts_synthesised"] == len(corpora.risk_unknown)
     assert cool["attacks"]["char1-knn"]["top1"] == 1.0  # each writer's alphabet survives synthesis
-    assert cool["utility"]["attribute-f1"]["value"] > 0.7 and cool["utility"]["unigram-cosine"]["value"] > 0.3
+    assert cool["utility"]["attribute-f1"]["value"] > 0.8 and cool["utility"]["unigram-cosine"]["value"] > 0.5
     assert results["mechanism"]["training_data"] is not None
 
 

@@ -89,7 +89,8 @@ def shuffle_words_between_users(texts: list[str], seed: int = 0) -> list[str]:
 
 def test_registry_lists_every_task_with_a_one_line_description():
     expected = {"topic-fasttext", "topic-fasttext-pretrained", "topic-5nn", "semantic-similarity", "stylometric-l2",
-                "unigram-cosine", "bigram-cosine", "sentiment-cosine", "classification-f1", "earth-movers"}
+                "unigram-cosine", "bigram-cosine", "sentiment-cosine", "classification-f1", "earth-movers",
+                "attribute-f1", "memorisation"}
     assert set(UTILITY_TASKS.names()) == expected
     for entry in UTILITY_TASKS.entries():  # one list: each entry names a runner that exists
         assert entry.description and "\n" not in entry.description
