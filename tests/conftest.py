@@ -128,3 +128,16 @@ def folders(tmp_path, corpora, monkeypatch) -> tuple[Path, Path]:
     monkeypatch.setenv("TEXTVEIL_CACHE_DIR", str(tmp_path / "cache"))
     return (write_folders(tmp_path / "known", corpora.risk_known),
             write_folders(tmp_path / "unknown", corpora.risk_unknown))
+
+
+class TrainingInterrupt:
+    """A training progress callback that records the batches it is told of and raises
+    KeyboardInterrupt at batch ``at`` (a run killed mid-training, for the resume tests)."""
+
+    def __init__(self, at: int | None = None) -> None:
+        self.at, self.done = at, []
+
+    def __call__(self, done: int, total: int, loss: float) -> None:
+        self.done.append(done)
+        if done == self.at:
+            raise KeyboardInterrupt

@@ -16,6 +16,7 @@ import shutil
 
 import numpy as np
 import pytest
+from conftest import TrainingInterrupt
 import torch
 from scipy import stats
 
@@ -258,18 +259,6 @@ def test_embedding_reward_moves_mass_to_neighbours(aedp_model, erae_model, clust
 # --------------------------------------------------------------------------------------
 
 
-class _Interrupt:
-    """A progress callback that records what it is told and raises KeyboardInterrupt at a batch."""
-
-    def __init__(self, at: int | None = None) -> None:
-        self.at, self.done = at, []
-
-    def __call__(self, done: int, total: int, loss: float) -> None:
-        self.done.append(done)
-        if done == self.at:
-            raise KeyboardInterrupt
-
-
 RESUMABLE = dict(hidden=16, layers=1, max_length=10, epochs=3, pretrain_epochs=1, batch_size=3, learning_rate=0.01,
                  k=3, seed=5, device="cpu")
 """4 batches per epoch, 12 in all; the reward from the second epoch."""
@@ -289,12 +278,12 @@ def test_interrupted_training_resumes_to_the_same_weights(tmp_path, cluster_embe
     whole = ERAE(EPSILON, cluster_embeddings, **RESUMABLE).train(CORPUS, folder=tmp_path / "whole")
 
     folder = tmp_path / "interrupted"
-    stop = _Interrupt(at=7)  # epoch 2, batch 3; the checkpoint after batch 2 was written
+    stop = TrainingInterrupt(at=7)  # epoch 2, batch 3; the checkpoint after batch 2 was written
     with pytest.raises(KeyboardInterrupt):
         ERAE(EPSILON, cluster_embeddings, **RESUMABLE).train(CORPUS, folder=folder, progress=stop)
     assert stop.done == list(range(1, 8)) and (folder / CHECKPOINT).is_file()
 
-    told, messages = _Interrupt(), []
+    told, messages = TrainingInterrupt(), []
     resumed = ERAE(EPSILON, cluster_embeddings, **RESUMABLE).train(CORPUS, folder=folder, progress=told,
                                                                     log=messages.append)
     assert told.done == list(range(7, 13))  # batch 7 is done again, nothing before it
@@ -309,7 +298,7 @@ def test_a_checkpoint_of_other_settings_or_data_is_refused(tmp_path, cluster_emb
     one line naming what differs, rather than silently continuing another run."""
     folder = tmp_path / "model"
     with pytest.raises(KeyboardInterrupt):
-        ERAE(EPSILON, cluster_embeddings, **RESUMABLE).train(CORPUS, folder=folder, progress=_Interrupt(at=3))
+        ERAE(EPSILON, cluster_embeddings, **RESUMABLE).train(CORPUS, folder=folder, progress=TrainingInterrupt(at=3))
     other_rate = {**RESUMABLE, "learning_rate": 0.005}
     with pytest.raises(InputError, match="settings") as error:
         ERAE(EPSILON, cluster_embeddings, **other_rate).train(CORPUS, folder=folder)
@@ -325,7 +314,7 @@ def test_a_corrupt_checkpoint_is_refused(tmp_path, cluster_embeddings, checkpoin
     traceback."""
     folder = tmp_path / "model"
     with pytest.raises(KeyboardInterrupt):
-        ERAE(EPSILON, cluster_embeddings, **RESUMABLE).train(CORPUS, folder=folder, progress=_Interrupt(at=3))
+        ERAE(EPSILON, cluster_embeddings, **RESUMABLE).train(CORPUS, folder=folder, progress=TrainingInterrupt(at=3))
     path = folder / CHECKPOINT
     if damage == "truncated":
         path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])

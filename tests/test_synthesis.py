@@ -18,6 +18,7 @@ import shutil
 
 import numpy as np
 import pytest
+from conftest import TrainingInterrupt
 import torch
 from scipy import stats
 
@@ -211,18 +212,6 @@ def test_a_user_absent_from_training_is_refused(delta_model) -> None:
 # --------------------------------------------------------------------------------------
 
 
-class _Interrupt:
-    """A progress callback that records what it is told and raises KeyboardInterrupt at a batch."""
-
-    def __init__(self, at: int | None = None) -> None:
-        self.at, self.done = at, []
-
-    def __call__(self, done: int, total: int, loss: float) -> None:
-        self.done.append(done)
-        if done == self.at:
-            raise KeyboardInterrupt
-
-
 RESUMABLE = dict(hidden=16, epochs=3, batch_size=2, learning_rate=0.01, max_length=20, seed=5, device="cpu")
 """4 batches per epoch, 12 in all."""
 
@@ -236,7 +225,7 @@ def checkpoint_every_two(monkeypatch):
 
 def _interrupted(folder, at: int = 3, **changes) -> None:
     with pytest.raises(KeyboardInterrupt):
-        NeuralSynthesis(**{**RESUMABLE, **changes}).train(TEXTS, USERS, folder=folder, progress=_Interrupt(at))
+        NeuralSynthesis(**{**RESUMABLE, **changes}).train(TEXTS, USERS, folder=folder, progress=TrainingInterrupt(at))
     assert (folder / CHECKPOINT).is_file()
 
 
@@ -247,12 +236,12 @@ def test_interrupted_training_resumes_to_the_same_weights(tmp_path, checkpoint_e
     whole = NeuralSynthesis(**RESUMABLE).train(TEXTS, USERS, folder=tmp_path / "whole")
 
     folder = tmp_path / "interrupted"
-    stop = _Interrupt(at=7)  # epoch 2, batch 3; the checkpoint after batch 2 was written
+    stop = TrainingInterrupt(at=7)  # epoch 2, batch 3; the checkpoint after batch 2 was written
     with pytest.raises(KeyboardInterrupt):
         NeuralSynthesis(**RESUMABLE).train(TEXTS, USERS, folder=folder, progress=stop)
     assert stop.done == list(range(1, 8)) and (folder / CHECKPOINT).is_file()
 
-    told, messages = _Interrupt(), []
+    told, messages = TrainingInterrupt(), []
     resumed = NeuralSynthesis(**RESUMABLE).train(TEXTS, USERS, folder=folder, progress=told, log=messages.append)
     assert told.done == list(range(7, 13))  # batch 7 is done again, nothing before it
     assert any("resuming" in message for message in messages)
@@ -271,7 +260,7 @@ def test_an_unseeded_run_resumes_with_its_own_seed(tmp_path, checkpoint_every_tw
     OS entropy is the checkpoint's), rather than refusing the checkpoint as "other settings"."""
     unseeded = {**RESUMABLE, "seed": None}
     with pytest.raises(KeyboardInterrupt):
-        NeuralSynthesis(**unseeded).train(TEXTS, USERS, folder=tmp_path, progress=_Interrupt(at=5))
+        NeuralSynthesis(**unseeded).train(TEXTS, USERS, folder=tmp_path, progress=TrainingInterrupt(at=5))
     messages: list[str] = []
     resumed = NeuralSynthesis(**unseeded).train(TEXTS, USERS, folder=tmp_path, log=messages.append)
     assert any("resuming" in message for message in messages) and len(resumed.history_) == RESUMABLE["epochs"]

@@ -148,13 +148,18 @@ class MemorisationRunner(UtilityRunner):
     metric = "texts with a copied 8-gram of a training text (share)"
     higher_is_better = False
 
+    def prepare(self, train: LabelledCorpus, test: LabelledCorpus) -> None:
+        from textveil.utility.memorisation import index_training
+
+        super().prepare(train, test)
+        self.index = index_training(train.texts)
+
     def measure(self, released: list[str], labels: list[str] | None = None) -> dict[str, Any]:
         from dataclasses import asdict
 
         from textveil.utility.memorisation import memorisation
 
-        assert self.train is not None
-        score = memorisation(released, self.train.texts)
+        score = memorisation(released, self.index)
         return {"value": score.texts_with_copied_ngram, "metric": self.metric, "higher_is_better": False,
                 **{k: v for k, v in asdict(score).items() if k != "texts_with_copied_ngram"}}
 

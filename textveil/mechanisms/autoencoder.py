@@ -35,9 +35,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from textveil.embeddings.word_embeddings import WordEmbeddings
-from textveil.errors import InputError, InvalidParameterError
+from textveil.errors import InvalidParameterError
 from textveil.mechanisms.base import Change, Mechanism, ProgressCallback, Release, texts_hash
 from textveil.mechanisms.sampling import make_rng, sample_exponential_mechanism
+from textveil.mechanisms.trained_network import TrainedNetwork
 from textveil.models.device import check_device, resolve_device
 from textveil.privacy.guarantee import Guarantee, unprotected_by_layout
 from textveil.text.casing import public_casing_table
@@ -61,7 +62,7 @@ def _digests(texts: Iterable[str]) -> np.ndarray:
     return np.unique(np.fromiter((_text_digest(t) for t in texts), dtype=np.int64))
 
 
-class AutoEncoderMechanism(Mechanism):
+class AutoEncoderMechanism(TrainedNetwork, Mechanism):
     """What ER-AE and AE-DP share: training, the exponential-mechanism draw and the Guarantee.
 
     Subclasses set ``name`` and ``embedding_reward`` and declare their parameters.
@@ -98,12 +99,6 @@ class AutoEncoderMechanism(Mechanism):
     def vocabulary_hash(self) -> str:
         """The embeddings the network was initialised from and is rewarded with."""
         return self.embeddings.content_hash()
-
-    def fingerprint(self) -> dict[str, Any]:
-        """Adds a digest of the trained weights: two models trained with other seeds release differently."""
-        weights = getattr(self, "weights_", None)
-        model = None if weights is None else hashlib.sha256(np.ascontiguousarray(weights).tobytes()).hexdigest()[:16]
-        return {**super().fingerprint(), "model": model}
 
     # -- training ------------------------------------------------------------------------
 
@@ -195,31 +190,11 @@ class AutoEncoderMechanism(Mechanism):
 
     # -- the network -------------------------------------------------------------------
 
-    def _network(self) -> Any:
-        weights = getattr(self, "weights_", None)
-        if weights is None:
-            raise InvalidParameterError(
-                f"{self.name} has no trained model: fit it on training texts first, or load one "
-                f"('textveil train {self.name} --corpus FILE --out DIR', then --model DIR)"
-            )
-        if self._network_cache is not None and self._network_cache[0] == id(weights):
-            return self._network_cache[1]
-        from textveil.models.autoencoder import AutoEncoder, load_flat_parameters
+    def _build_network(self) -> Any:
+        from textveil.models.autoencoder import AutoEncoder
 
         vocabulary = len(self.vocabulary_)
-        network = AutoEncoder(self._shape(vocabulary), np.zeros((vocabulary, self.embeddings.dim), np.float32))
-        try:
-            load_flat_parameters(network, np.asarray(weights))
-        except ValueError as error:
-            raise InputError(f"the saved {self.name} model does not fit its parameters ({error}); train it again") from None
-        network.to(resolve_device(self.device)).eval()
-        self._network_cache = (id(weights), network)
-        return network
-
-    def _set_fitted_state(self, state: dict[str, Any]) -> None:
-        super()._set_fitted_state(state)
-        if "weights_" in state:
-            self._network()  # a saved model that does not fit its parameters fails on load, not later
+        return AutoEncoder(self._shape(vocabulary), np.zeros((vocabulary, self.embeddings.dim), np.float32))
 
     def ratings(self, segments: Sequence[Sequence[int]]) -> np.ndarray:
         """rho_i(x, w) (eq. 5) at every step of ``segments`` (token ids), row-major, over every

@@ -27,6 +27,7 @@ import numpy as np
 from textveil.errors import InputError, InvalidParameterError
 from textveil.mechanisms.base import CorpusRelease, Mechanism, ProgressCallback, Release, texts_hash
 from textveil.mechanisms.redaction import no_guarantee
+from textveil.mechanisms.trained_network import TrainedNetwork
 from textveil.models.device import check_device, resolve_device
 from textveil.privacy.guarantee import Guarantee
 
@@ -61,7 +62,7 @@ def _digest(values: Iterable[str]) -> str:
     return hashlib.sha256("\x00".join(values).encode("utf-8")).hexdigest()[:16]
 
 
-class NeuralSynthesis(Mechanism):
+class NeuralSynthesis(TrainedNetwork, Mechanism):
     """The ``synth`` mechanism: per-user synthetic texts from a user-conditioned character RNN.
 
     >>> texts, users = ["aaaa aaaa", "aaa aa"] * 8, ["A", "A"] * 8
@@ -94,12 +95,6 @@ class NeuralSynthesis(Mechanism):
 
     def _resources(self) -> dict[str, Any]:
         return {**super()._resources(), "device": self.device, "sample_batch": self.sample_batch}
-
-    def fingerprint(self) -> dict[str, Any]:
-        """Adds a digest of the trained weights: two models trained with other seeds release differently."""
-        weights = getattr(self, "weights_", None)
-        model = None if weights is None else hashlib.sha256(np.ascontiguousarray(weights).tobytes()).hexdigest()[:16]
-        return {**super().fingerprint(), "model": model}
 
     @property
     def users(self) -> list[str]:
@@ -186,42 +181,21 @@ class NeuralSynthesis(Mechanism):
             network, [len(s) for s in training], batch_loss, settings, epoch_end=epoch_end,
             checkpoint=checkpoint,
             checkpoint_format=CHECKPOINT_FORMAT, identity=identity, progress=progress, log=log)
-        network.cpu().eval()
+        network.eval()
         self.characters_ = np.array(characters)
         self.users_ = np.array(user_list)
         self.weights_ = flatten_parameters(network)
         self.history_ = history
         self.training_data_hash_ = identity["data"]
-        self._network_cache = (id(self.weights_), network.to(device))
+        self._network_cache = (id(self.weights_), network)
         return self
 
     # -- the network ---------------------------------------------------------------------
 
-    def _network(self) -> Any:
-        weights = getattr(self, "weights_", None)
-        if weights is None:
-            raise InvalidParameterError(
-                "synth has no trained model: fit it on the users' texts first, or load one "
-                "('textveil train synth --corpus FILE --out DIR', then --model DIR)")
-        if self._network_cache is not None and self._network_cache[0] == id(weights):
-            return self._network_cache[1]
-        from textveil.models.autoencoder import load_flat_parameters
+    def _build_network(self) -> Any:
         from textveil.models.char_rnn import CharModelShape, UserCharRNN
 
-        shape = CharModelShape(self.architecture, len(self.characters_), len(self.users_), self.hidden)
-        network = UserCharRNN(shape)
-        try:
-            load_flat_parameters(network, np.asarray(weights))
-        except ValueError as error:
-            raise InputError(f"the saved synth model does not fit its parameters ({error}); train it again") from None
-        network.to(resolve_device(self.device)).eval()
-        self._network_cache = (id(weights), network)
-        return network
-
-    def _set_fitted_state(self, state: dict[str, Any]) -> None:
-        super()._set_fitted_state(state)
-        if "weights_" in state:
-            self._network()  # a saved model that does not fit its parameters fails on load, not later
+        return UserCharRNN(CharModelShape(self.architecture, len(self.characters_), len(self.users_), self.hidden))
 
     # -- releasing -----------------------------------------------------------------------
 

@@ -128,7 +128,8 @@ class ChunkedLayerNorm(nn.Module):
 
 class _Cell(nn.Module):
     """A recurrence split in two: ``inputs`` (everything that does not read h, for all steps
-    at once) and ``step`` (the recurrence proper)."""
+    at once) and ``step`` (the recurrence proper). The user's term is the same at every step:
+    a sampler computes it once (:meth:`user_term`) and passes it to each step's ``inputs``."""
 
     def __init__(self, shape: CharModelShape, chunks: int) -> None:
         super().__init__()
@@ -136,8 +137,23 @@ class _Cell(nn.Module):
         self.char_in = nn.Embedding(shape.characters, chunks * shape.hidden)  # W x (one-hot x)
         self.user_in = nn.Embedding(shape.users, chunks * shape.hidden)  # W_user e_j
 
-    def inputs(self, ids: torch.Tensor, users: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def char_term(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.char_in(ids)
+
+    def user_term(self, users: torch.Tensor) -> torch.Tensor:
+        return self.user_in(users)
+
+    def with_data(self, data: torch.Tensor) -> torch.Tensor:
+        """What the step reads beside the data term (the Delta-RNN adds its gate)."""
+        return data
+
+    def inputs(self, ids: torch.Tensor, users: torch.Tensor | None = None, *,
+               user_term: torch.Tensor | None = None) -> torch.Tensor:
+        """The step inputs for ``ids`` (batch x steps) of ``users`` (or their ``user_term``)."""
+        if user_term is None:
+            assert users is not None
+            user_term = self.user_term(users)
+        return self.with_data(self.char_term(ids) + user_term.unsqueeze(1))
 
     def step(self, pre: torch.Tensor, h: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -151,14 +167,25 @@ class ElmanCell(_Cell):
         self.recurrent = nn.Linear(shape.hidden, shape.hidden, bias=False)
         self.norm = nn.LayerNorm(shape.hidden)
 
-    def inputs(self, ids: torch.Tensor, users: torch.Tensor) -> torch.Tensor:
-        return self.char_in(ids) + self.user_in(users).unsqueeze(1)
-
     def step(self, pre: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
         return torch.tanh(self.norm(pre + self.recurrent(h)))
 
 
-class GRUCell(_Cell):
+class _NormalisedTermsCell(_Cell):
+    """The data and user terms each layer-normalised apart (the GRU's and the Delta-RNN's);
+    subclasses set ``char_norm`` and ``user_norm``."""
+
+    char_norm: nn.Module
+    user_norm: nn.Module
+
+    def char_term(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.char_norm(self.char_in(ids))
+
+    def user_term(self, users: torch.Tensor) -> torch.Tensor:
+        return self.user_norm(self.user_in(users))
+
+
+class GRUCell(_NormalisedTermsCell):
     """Eqs. 18-21: nine normalised terms, three per gate."""
 
     def __init__(self, shape: CharModelShape) -> None:
@@ -169,9 +196,6 @@ class GRUCell(_Cell):
         self.candidate_rec = nn.Linear(shape.hidden, shape.hidden, bias=False)  # V_h
         self.candidate_norm = nn.LayerNorm(shape.hidden)
 
-    def inputs(self, ids: torch.Tensor, users: torch.Tensor) -> torch.Tensor:
-        return self.char_norm(self.char_in(ids)) + self.user_norm(self.user_in(users)).unsqueeze(1)
-
     def step(self, pre: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
         size = self.hidden
         gates = torch.sigmoid(pre[:, :2 * size] + self.gates_norm(self.gates_rec(h)))
@@ -180,7 +204,7 @@ class GRUCell(_Cell):
         return z * h + (1 - z) * candidate
 
 
-class DeltaCell(_Cell):
+class DeltaCell(_NormalisedTermsCell):
     """Eqs. 12-17: the data term d_dat and the gate r are computed for all steps at once."""
 
     def __init__(self, shape: CharModelShape) -> None:
@@ -190,8 +214,7 @@ class DeltaCell(_Cell):
         self.recurrent_norm = nn.LayerNorm(shape.hidden)
         self.gate_bias = nn.Parameter(torch.zeros(shape.hidden))  # b_r
 
-    def inputs(self, ids: torch.Tensor, users: torch.Tensor) -> torch.Tensor:
-        data = self.char_norm(self.char_in(ids)) + self.user_norm(self.user_in(users)).unsqueeze(1)
+    def with_data(self, data: torch.Tensor) -> torch.Tensor:
         return torch.cat([data, torch.sigmoid(data + self.gate_bias)], dim=-1)  # d_dat | r
 
     def step(self, pre: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
@@ -281,10 +304,11 @@ def sample_texts(model: UserCharRNN, users: Sequence[int], characters: Sequence[
         rows = chunk.shape[0]
         h = model.initial_state(rows, device)
         previous = torch.full((rows,), BOS_ID, dtype=torch.long, device=device)
+        user_term = model.cell.user_term(chunk)  # the same at every step: computed once
         drawn = torch.full((rows, max_length), EOS_ID, dtype=torch.long, device=device)
         finished = torch.zeros(rows, dtype=torch.bool, device=device)
         for t in range(max_length):
-            pre = model.cell.inputs(previous.unsqueeze(1), chunk)[:, 0]
+            pre = model.cell.inputs(previous.unsqueeze(1), user_term=user_term)[:, 0]
             h = model.cell.step(pre, h)
             previous = next_characters(model.out(h), temperature, generator)
             previous = torch.where(finished, torch.full_like(previous, EOS_ID), previous)

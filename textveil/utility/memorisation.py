@@ -43,24 +43,40 @@ def _ngrams(words: Sequence[str], n: int) -> Iterable[tuple[str, ...]]:
     return (tuple(words[i:i + n]) for i in range(len(words) - n + 1))
 
 
-def memorisation(synthetic: Sequence[str], training: Sequence[str], n: int = 8) -> MemorisationScore:
-    """Exact copies and copied word ``n``-grams of ``training`` in ``synthetic`` (both lists of texts)."""
+@dataclass(frozen=True)
+class TrainingIndex:
+    """The training texts' word sequences and word n-grams, built once and checked against
+    any number of synthetic corpora (a sweep checks one per temperature)."""
+
+    texts: frozenset[tuple[str, ...]]
+    ngrams: frozenset[tuple[str, ...]]
+    n: int
+
+
+def index_training(training: Sequence[str], n: int = 8) -> TrainingIndex:
+    """The index :func:`memorisation` checks synthetic texts against."""
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise InvalidParameterError(f"n must be a whole number of at least 1, got {n!r}")
-    if not synthetic:
-        raise InputError("no synthetic texts to check for memorisation")
     if not training:
         raise InputError("no training texts to check the synthetic texts against")
-    known_texts = {_words(text) for text in training}
-    known_ngrams = {gram for text in training for gram in _ngrams(_words(text), n)}
+    word_lists = [_words(text) for text in training]
+    return TrainingIndex(frozenset(word_lists), frozenset(g for words in word_lists for g in _ngrams(words, n)), n)
+
+
+def memorisation(synthetic: Sequence[str], training: Sequence[str] | TrainingIndex, n: int = 8) -> MemorisationScore:
+    """Exact copies and copied word ``n``-grams of ``training`` (texts, or their
+    :func:`index_training`, whose own n then counts) in ``synthetic``."""
+    index = training if isinstance(training, TrainingIndex) else index_training(training, n)
+    if not synthetic:
+        raise InputError("no synthetic texts to check for memorisation")
     exact = with_copy = copied = total = 0
     for text in synthetic:
         words = _words(text)
-        exact += bool(words) and words in known_texts
-        grams = list(_ngrams(words, n))
-        hits = sum(gram in known_ngrams for gram in grams)
+        exact += bool(words) and words in index.texts
+        grams = list(_ngrams(words, index.n))
+        hits = sum(gram in index.ngrams for gram in grams)
         with_copy += hits > 0
         copied += hits
         total += len(grams)
     count = len(synthetic)
-    return MemorisationScore(exact / count, with_copy / count, copied / total if total else 0.0, n, count)
+    return MemorisationScore(exact / count, with_copy / count, copied / total if total else 0.0, index.n, count)
