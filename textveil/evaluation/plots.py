@@ -116,3 +116,35 @@ def risk_utility_maps(results: dict[str, Any]) -> bytes:
     if tasks and lines:
         axes[0][0].legend(fontsize=7)
     return _png(figure)
+
+
+def audit_claims(pairs: list[dict[str, Any]], title: str, unit: str = "privacy loss (nats)") -> bytes:
+    """Claimed against audited loss per pair (issue 12): the claim as a hollow bar, the lower
+    bound proven as a filled one (red where it refutes the claim), the audit's power as a tick;
+    a pair the Guarantee claims nothing for is marked "no claim"."""
+    figure, axis = plt.subplots(figsize=(max(6.0, 0.75 * len(pairs) + 2), 4.2))
+    positions = range(len(pairs))
+    finite = [p["claim"] for p in pairs if p["claim"] is not None] + [p["bound"] for p in pairs]
+    ceiling = max([1.0, *finite]) * 1.15
+    for x, pair in zip(positions, pairs):
+        claim = pair["claim"]
+        if claim is None:
+            axis.text(x, ceiling * 0.02, "no claim", rotation=90, ha="center", va="bottom", fontsize=8, color="grey")
+        else:
+            axis.bar(x, max(claim, ceiling * 0.005), width=0.7, fill=False, edgecolor="black",
+                     label="claimed" if x == 0 else None)
+        failed = pair.get("passed") is False
+        axis.bar(x, pair["bound"], width=0.4, color="tab:red" if failed else "tab:blue",
+                 label=None if x else "audited lower bound")
+        if pair.get("power") is not None:
+            axis.plot([x - 0.35, x + 0.35], [pair["power"]] * 2, color="tab:green", linewidth=2,
+                      label="smallest loss the audit would detect" if x == 0 else None)
+    axis.set_xticks(list(positions))
+    axis.set_xticklabels([f"{p['kind']}\n{p['setting'][:22]}" for p in pairs], rotation=45, ha="right", fontsize=7)
+    axis.set_ylim(0, ceiling)
+    axis.set_ylabel(unit)
+    axis.set_title(title, fontsize=10)
+    handles, labels = axis.get_legend_handles_labels()
+    if handles:
+        axis.legend(fontsize=7, loc="upper left")
+    return _png(figure)

@@ -40,6 +40,7 @@ from textveil.mechanisms.base import Change, Mechanism, ProgressCallback, Releas
 from textveil.mechanisms.sampling import make_rng, sample_exponential_mechanism
 from textveil.mechanisms.trained_network import TrainedNetwork
 from textveil.models.device import check_device, resolve_device
+from textveil.privacy.claims import ReleaseView
 from textveil.privacy.guarantee import Guarantee, unprotected_by_layout
 from textveil.text.casing import public_casing_table
 from textveil.text.layout import PUBLIC_MARKS, is_mark, release_units, render_public_layout
@@ -209,6 +210,12 @@ class AutoEncoderMechanism(TrainedNetwork, Mechanism):
         with torch.no_grad():
             logits, _ = network.step_logits(ids.to(device), lengths)
             return torch.softmax(logits.double(), dim=1).cpu().numpy()
+
+    def release_view(self, text: str) -> ReleaseView:
+        """``text`` as the Guarantee sees it: every token goes through the generator, and the
+        release copies nothing but their number (casing and spacing are written by a public rule)."""
+        units = tuple(release_units(text))
+        return ReleaseView(units, ("*",) * len(units))
 
     def _segments(self, text: str) -> list[list[int]]:
         """A text as the segments of token ids the model reads."""

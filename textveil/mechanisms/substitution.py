@@ -15,10 +15,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
+
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import InvalidParameterError
 from textveil.mechanisms.base import Change, Mechanism, ProgressCallback, Release
 from textveil.mechanisms.sampling import make_rng
+from textveil.privacy.claims import ReleaseView
 from textveil.privacy.guarantee import Guarantee
 from textveil.text.casing import apply_casing, public_casing_table
 from textveil.text.layout import PUBLIC_MARKS, is_mark, release_units, render_public_layout
@@ -122,6 +125,22 @@ class TokenSubstitution(Mechanism):
             return [Token(word_key(t.text), TokenKind.WORD) for t in tokens if t.is_word and not is_stop_word(t.text)]
         return tokens
 
+    def release_view(self, text: str) -> ReleaseView:
+        """``text`` as the Guarantee sees it: the units that go through the mechanism (the
+        audit measures the claim over them) and what the release copies unprotected: the
+        tokens a policy passes through or drops and, in the keep layout, the input's tokens
+        between the units and each unit's casing pattern ("Ab", "AB")."""
+        plan = self._plan(text)
+        perturbed = set(plan.perturb)
+        keep = self.release_layout == "keep"
+        copied = tuple((_copied_spelling(token.text) if keep else "*") if position in perturbed else token.text
+                       for position, token in enumerate(plan.tokens))
+        return ReleaseView(tuple(word_key(unit) for unit in plan.originals), copied)
+
+    def unit_vectors(self, units: list[str]) -> np.ndarray:
+        """The vectors of ``units`` under the Guarantee's metric (the noise's space)."""
+        return self.vocabulary.embed(list(units))
+
     def _plan(self, text: str) -> TokenPlan:
         if not isinstance(text, str):
             raise InvalidParameterError(f"sanitize expects text (str), got {type(text).__name__}")
@@ -180,6 +199,19 @@ class TokenSubstitution(Mechanism):
         else:
             text = detokenize(_drop_tokens(tokens, plan.dropped))
         return Release(text=text, guarantee=self._guarantee(plan), changes=tuple(changes), words_unchanged=unchanged)
+
+
+def _copied_spelling(word: str) -> str:
+    """What the keep layout copies of a perturbed word: its casing pattern ("Ab", "AB", "ab"),
+    or, for a spelling the pattern does not give back from the word's key ("iPhone", a curly
+    apostrophe), the word itself: a substitute that decodes to the word keeps its spelling.
+
+    >>> _copied_spelling("Market"), _copied_spelling("iPhone")
+    ('Ab', 'iPhone')
+    """
+    if apply_casing(word, word_key(word)) == word:
+        return apply_casing(word, "ab")
+    return word
 
 
 def _drop_tokens(tokens: list[Token], dropped: set[int]) -> list[Token]:

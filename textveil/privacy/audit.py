@@ -94,22 +94,29 @@ def loss_lower_bound(event_first: int, event_second: int, trials: int, confidenc
     return LossBound(best, confidence, event_first, event_second, trials)
 
 
-def detectable_epsilon(probability: float, trials: int, confidence: float = 0.99) -> float:
+def detectable_epsilon(probability: float, trials: int, confidence: float = 0.99, above: float = 0.0) -> float:
     """The power of an audit: the smallest true loss epsilon whose expected counts (an event of
     ``probability`` under the first input and ``probability * e^-epsilon`` under the second)
-    would give a lower bound above 0 with these ``trials``.
+    would give a lower bound above ``above`` (a claim) with these ``trials``; ``inf`` when no
+    loss would, because the event is too rare for the trials to bound its ratio past the claim.
 
     >>> detectable_epsilon(0.5, 1000) < detectable_epsilon(0.5, 100)
     True
+    >>> detectable_epsilon(0.5, 1000, above=50.0)
+    inf
     """
     if not 0 < probability <= 1:
         raise InvalidParameterError(f"the event's probability must lie in (0, 1], got {probability}")
-    first = round(probability * trials)
-    low, high = 0.0, 20.0
-    for _ in range(60):  # bisection on epsilon: the bound grows with it
+    first = max(1, round(probability * trials))
+    if loss_lower_bound(first, 0, trials, confidence).epsilon <= above:
+        return math.inf  # even an event that never happens under the second input proves no more
+    low, high = above, above + 1.0
+    while loss_lower_bound(first, round(probability * math.exp(-high) * trials), trials, confidence).epsilon <= above:
+        low, high = high, high * 2
+    for _ in range(50):  # bisection on epsilon: the bound grows with it
         middle = (low + high) / 2
         second = round(probability * math.exp(-middle) * trials)
-        if loss_lower_bound(first, second, trials, confidence).epsilon > 0:
+        if loss_lower_bound(first, second, trials, confidence).epsilon > above:
             high = middle
         else:
             low = middle

@@ -1,0 +1,280 @@
+"""The self-audit (issue 12): many releases of neighbouring inputs through the public API, the
+most distinguishing output event chosen on runs of their own, and a lower bound on the privacy
+loss from that event's counts on fresh runs, compared with what the Guarantee claims.
+
+For each :class:`~textveil.evaluation.audit_pairs.AuditCase`, in the manner of DP-Sniper:
+
+1. **Claim.** The Guarantees of the two inputs and the mechanism's view of them give the
+   largest loss claimed for the pair (:func:`textveil.privacy.claims.pair_claim`), or none.
+2. **Event.** ``trials`` releases of each input train a classifier (logistic regression on
+   hashed character n-grams, the whole text and its token count: it sees casing, spacing,
+   punctuation and words alike) to tell them apart; on ``trials`` more, the threshold on its
+   score (or its complement) whose counts give the largest lower bound is chosen.
+3. **Bound.** On ``trials`` fresh releases of each input the event is counted, and
+   Clopper-Pearson gives a lower bound on the loss (:func:`textveil.privacy.audit.loss_lower_bound`).
+   The confidence is the audit's as a whole: each of its K claimed pairs is tested at
+   ``1 - (1 - confidence) / K`` (Bonferroni), so a mechanism that keeps every claim fails the
+   audit with probability at most ``1 - confidence``.
+4. **Verdict.** A bound above the claim is a failure; the pair's *power* is the smallest true
+   loss above the claim that these trials would have shown, given how likely the event was.
+
+PIVOT's l-privacy is not a likelihood ratio: it is audited by releasing a corpus and running
+the frequency attacker that knows every word's count on the release itself
+(:func:`audit_l_privacy`). Mechanisms whose Guarantee claims nothing are reported as such and
+never pass.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from textveil.evaluation.audit_pairs import AuditCase
+from textveil.privacy.audit import detectable_epsilon, loss_lower_bound
+from textveil.privacy.claims import Claim, pair_claim
+
+AUDIT_SCHEMA = "textveil.audit/1"
+THRESHOLDS = 256
+"""Candidate thresholds on the classifier's score, at its quantiles on the choosing runs."""
+
+Progress = Callable[[int], None]
+"""Called with the number of releases just made."""
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """What the audit found for one pair."""
+
+    kind: str
+    setting: str
+    first: str
+    second: str
+    claim: float | None
+    claim_reason: str
+    bound: float
+    confidence: float
+    power: float | None
+    event_first: int
+    event_second: int
+    trials: int
+    verdict: str
+    """``"pass"``, ``"fail"``, or ``"no claim"`` (the Guarantee says nothing about this pair)."""
+    note: str = ""
+
+    @property
+    def passed(self) -> bool | None:
+        return None if self.verdict == "no claim" else self.verdict == "pass"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["passed"] = self.passed
+        if self.power is not None and math.isinf(self.power):
+            data["power"] = None  # JSON has no infinity: null beside a claim means no violation was detectable
+        return data
+
+
+@dataclass
+class AuditReport:
+    """A whole audit: per pair, and the verdict."""
+
+    mechanism: str
+    guarantee: str
+    parameters: dict[str, Any]
+    confidence: float
+    trials: int
+    pairs: list[PairResult] = field(default_factory=list)
+    seconds: float = 0.0
+    seeded: bool = False
+
+    @property
+    def claimed(self) -> list[PairResult]:
+        return [p for p in self.pairs if p.verdict != "no claim"]
+
+    @property
+    def passed(self) -> bool:
+        """Every claimed pair kept its claim, and there was at least one: a mechanism that claims
+        nothing never passes."""
+        return bool(self.claimed) and all(p.verdict == "pass" for p in self.claimed)
+
+    @property
+    def verdict(self) -> str:
+        if self.guarantee == "none":
+            return "no formal guarantee: nothing to audit (risk is measured only, by 'textveil evaluate')"
+        if not self.claimed:
+            return "no pair was covered by a claim: nothing was audited"
+        failed = [p for p in self.claimed if p.verdict == "fail"]
+        if failed:
+            return f"FAILED: {len(failed)} of {len(self.claimed)} claims refuted at {self.confidence:.0%} confidence"
+        return f"passed: {len(self.claimed)} claims kept at {self.confidence:.0%} confidence"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": AUDIT_SCHEMA, "mechanism": self.mechanism, "guarantee": self.guarantee,
+                "parameters": self.parameters, "passed": self.passed, "verdict": self.verdict,
+                "confidence": self.confidence, "trials": self.trials, "seeded": self.seeded,
+                "seconds": round(self.seconds, 2), "pairs": [p.to_dict() for p in self.pairs]}
+
+
+# -- the experiment ---------------------------------------------------------------------
+
+
+def run_audit(mechanism: Any, cases: Sequence[AuditCase], *, trials: int = 5000, confidence: float = 0.99,
+              seed: int | None = None, progress: Progress | None = None,
+              corpus: Sequence[str] | None = None) -> AuditReport:
+    """Audit ``mechanism`` on ``cases`` (see the module's docstring). Each pair costs ``6 * trials``
+    releases (``trials`` of each input per stage); ``seed`` makes the audit reproducible,
+    otherwise its randomness is OS entropy. ``corpus`` is what an l-privacy audit releases."""
+    from textveil.errors import InvalidParameterError
+
+    if trials < 20:
+        raise InvalidParameterError(f"--trials must be at least 20 (got {trials}): fewer releases prove nothing")
+    if not 0.5 <= confidence < 1:
+        raise InvalidParameterError(f"--confidence must lie in [0.5, 1), got {confidence}")
+    started = time.perf_counter()
+    kind = mechanism.spec().guarantee
+    report = AuditReport(mechanism.name, kind, mechanism.public_params(), confidence, trials, seeded=seed is not None)
+    streams = np.random.SeedSequence(seed).spawn(max(len(cases), 1))
+    if kind == "l-privacy":
+        report.pairs = audit_l_privacy(mechanism, corpus or (), streams[0], progress)
+    elif kind != "none":
+        claims = [case_claim(case) for case in cases]
+        each = 1 - (1 - confidence) / max(1, sum(c.made for c in claims))
+        report.pairs = [audit_pair(case, claim, trials, each, stream, progress)
+                        for case, claim, stream in zip(cases, claims, streams)]
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def case_claim(case: AuditCase) -> Claim:
+    """What the Guarantee claims for the case's pair."""
+    mechanism = case.mechanism
+    first, second = mechanism.sanitize_many([case.pair.first, case.pair.second])
+    views = [mechanism.release_view(text) for text in (case.pair.first, case.pair.second)]
+    vectors: list[np.ndarray | None] = [None, None]
+    if first.guarantee.kind == "metric":
+        vectors = [mechanism.unit_vectors(list(view.units)) for view in views]
+    return pair_claim(first.guarantee, second.guarantee, views[0], views[1], vectors[0], vectors[1])
+
+
+def audit_pair(case: AuditCase, claim: Claim, trials: int, confidence: float, stream: np.random.SeedSequence,
+               progress: Progress | None = None) -> PairResult:
+    """One pair: releases, the chosen event, its counts and the verdict."""
+    pair = case.pair
+    seed = int(stream.generate_state(1, np.uint64)[0] >> np.uint64(1))
+    engine = case.mechanism.with_params(seed=seed)
+
+    def releases() -> tuple[list[str], list[str]]:
+        made = []
+        for text in (pair.first, pair.second):
+            made.append([r.text for r in engine.sanitize_many([text] * trials)])
+            if progress is not None:
+                progress(trials)
+        return made[0], made[1]
+
+    train = releases()
+    choose = releases()
+    count = releases()
+    score = release_classifier(*train)
+    event = choose_event(score(choose[0]), score(choose[1]), trials, confidence)
+    hits_first = int(event(score(count[0])).sum())
+    hits_second = int(event(score(count[1])).sum())
+    bound = loss_lower_bound(hits_first, hits_second, trials, confidence).epsilon
+    power = None
+    if claim.made:
+        likelier = max(hits_first, hits_second, 1) / trials
+        power = detectable_epsilon(likelier, trials, confidence, above=claim.epsilon or 0.0)
+        verdict = "fail" if bound > (claim.epsilon or 0.0) else "pass"
+    else:
+        verdict = "no claim"
+    return PairResult(pair.kind, case.setting, pair.first, pair.second, claim.epsilon, claim.reason, bound,
+                      confidence, power, hits_first, hits_second, trials, verdict, pair.note)
+
+
+# -- choosing the event -------------------------------------------------------------------
+
+
+def _release_features(text: str) -> list[str]:
+    """What the classifier reads of a release: character 1- to 4-grams (casing, spacing and
+    punctuation included), the whole text, and its number of space-separated pieces."""
+    padded = f"\x02{text}\x03"
+    grams = [padded[i:i + n] for n in range(1, 5) for i in range(len(padded) - n + 1)]
+    return [*grams, "\x00text:" + text, f"\x00pieces:{len(text.split())}"]
+
+
+def release_classifier(first: Sequence[str], second: Sequence[str]) -> Callable[[Sequence[str]], np.ndarray]:
+    """A score for "released from the first input" learned from releases of each: logistic
+    regression on hashed features (:func:`_release_features`)."""
+    from sklearn.feature_extraction.text import HashingVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    vectorizer = HashingVectorizer(analyzer=_release_features, n_features=2 ** 18, alternate_sign=False)
+    features = vectorizer.transform([*first, *second])
+    labels = np.r_[np.ones(len(first)), np.zeros(len(second))]
+    model = LogisticRegression(C=10.0, max_iter=2000, solver="liblinear").fit(features, labels)
+    return lambda texts: model.decision_function(vectorizer.transform(list(texts)))
+
+
+def choose_event(first: np.ndarray, second: np.ndarray, trials: int, confidence: float
+                 ) -> Callable[[np.ndarray], np.ndarray]:
+    """The event (score at least a threshold, or below it) whose counts on these choosing runs
+    give the largest lower bound on the loss; returned as a test on scores."""
+    pooled = np.concatenate([first, second])
+    candidates = np.unique(np.quantile(pooled, np.linspace(0, 1, THRESHOLDS)))
+    best_bound, best = -1.0, (float(candidates[0]), True)
+    for threshold in candidates:
+        above_first = int((first >= threshold).sum())
+        above_second = int((second >= threshold).sum())
+        for at_least, a, b in ((True, above_first, above_second), (False, trials - above_first, trials - above_second)):
+            bound = loss_lower_bound(a, b, trials, confidence).epsilon
+            if bound > best_bound:
+                best_bound, best = bound, (float(threshold), at_least)
+    threshold, at_least = best
+    return (lambda scores: scores >= threshold) if at_least else (lambda scores: scores < threshold)
+
+
+# -- l-privacy ------------------------------------------------------------------------------
+
+
+def audit_l_privacy(mechanism: Any, corpus: Sequence[str], stream: np.random.SeedSequence,
+                    progress: Progress | None = None, runs: int = 3) -> list[PairResult]:
+    """PIVOT's claim, measured: encode ``corpus`` with ``runs`` fresh keys and, on each release,
+    the best guess of a frequency attacker who knows every word's count (code words of one count
+    are exchangeable to it) must be right with probability at most 1/l."""
+    from textveil.privacy.l_privacy import frequency_attack_success
+
+    texts = list(corpus) or default_l_privacy_corpus(np.random.default_rng(stream.spawn(1)[0]))
+    results = []
+    for run in stream.spawn(runs):
+        engine = mechanism.with_params(seed=int(run.generate_state(1, np.uint64)[0] >> np.uint64(1)))
+        encoding = engine.encode(texts)
+        decoder = encoding.key.decoder
+        counts = Counter(code for release in encoding.releases for code in release.text.split())
+        parts: dict[str, list[int]] = {}
+        for code, number in counts.items():
+            parts.setdefault(decoder[code], []).append(number)
+        success = frequency_attack_success(parts)
+        claim = 1.0 / mechanism.l
+        if progress is not None:
+            progress(len(texts))
+        results.append(PairResult(
+            "frequency-analysis", f"{len(texts):,} texts, {sum(counts.values()):,} tokens", "the corpus", "its release",
+            claim, f"l-privacy: the best frequency guess is right with probability <= 1/l = {claim:.4f}", success, 1.0,
+            None, 0, 0, sum(counts.values()), "pass" if success <= claim + 1e-12 else "fail",
+            "bound and claim are probabilities of a right guess (measured exactly on the release), not losses"))
+    return results
+
+
+def default_l_privacy_corpus(rng: np.random.Generator, texts: int = 400, words: int = 25) -> list[str]:
+    """A corpus whose word counts follow English (wordfreq's commonest 3,000 words): what PIVOT is
+    audited on when the user gives no corpus."""
+    from wordfreq import top_n_list, word_frequency
+
+    vocabulary = top_n_list("en", 3000)
+    weights = np.array([word_frequency(w, "en") for w in vocabulary])
+    drawn = rng.choice(len(vocabulary), size=(texts, words), p=weights / weights.sum())
+    return [" ".join(vocabulary[i] for i in row) for row in drawn]

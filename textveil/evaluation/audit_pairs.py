@@ -1,0 +1,209 @@
+"""Neighbouring inputs that stress a mechanism's Guarantee (issue 12's pair generators).
+
+Each :class:`AuditCase` is a pair of texts and the mechanism that releases them. Most run the
+mechanism as configured; a *canary* case runs the same class, with the same parameters, over a
+small one-dimensional vocabulary built so that the Guarantee is nearly tight there, so that a
+sampler that gives less privacy than it claims (noise at half scale, an exponential mechanism
+without its factor 2, an unbounded rating) shows up in a few thousand releases. In the many
+dimensions of real word vectors the loss that any output event reaches stays far below the
+claim (the noise's direction is nearly orthogonal to the difference of two words), so only
+the canary gives the audit power against a weak sampler; the real vocabulary's pairs check the
+pipeline around it: casing, spacing, punctuation, decoding, word order.
+
+Pair kinds:
+
+* ``canary``: two texts over the canary vocabulary (one token at distance 1/epsilon for metric
+  privacy, "alpha alpha" against "bravo charlie" for the exponential mechanism);
+* ``token-near`` / ``token-far``: one-token texts, the closest and the farthest two words of the
+  vocabulary's commonest (by the metric's vectors; for a trained model, by frequency rank);
+* ``token-in-sentence``: the far pair inside a sentence of common words;
+* ``casing``, ``spacing``, ``punctuation``: a sentence against itself with other casing, other
+  spacing and line breaks, or one punctuation mark changed;
+* ``emd-reordered``, ``emd-one-word``: four-word documents at Earth Mover's distance 0 (the same
+  words in another order) and at a known distance (one word replaced);
+* ``user``: pairs from a JSONL file (``{"first": ..., "second": ..., "kind": ...}``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from textveil.errors import InputError
+
+CANARY_EXPONENTIAL_EPSILON = 2.0
+"""The epsilon the exponential-mechanism canary runs at (at most the configured one): at a large
+epsilon the events that would show a violation have probabilities of 1e-9 and less."""
+
+LAPLACE_CANARY = ("alpha", "bravo", "charlie", "delta")
+RATING_CANARY = ("alpha", "bravo", "charlie")
+CLUSTER_CANARY = ("alpha", "bravo", "echo", "foxtrot", "golf", "hotel", "india", "juliett", "kilo", "lima")
+COMMON_WORDS = 2000
+"""How many of the vocabulary's first (commonest) words the near and far pairs are chosen among."""
+
+
+@dataclass(frozen=True)
+class AuditPair:
+    """Two neighbouring inputs and why they were chosen."""
+
+    kind: str
+    first: str
+    second: str
+    note: str = ""
+
+
+@dataclass
+class AuditCase:
+    """A pair and the mechanism that releases it (the configured one, or its canary)."""
+
+    pair: AuditPair
+    mechanism: Any
+    setting: str = "as configured"
+
+
+def audit_cases(mechanism: Any, user_pairs: list[AuditPair] | None = None) -> list[AuditCase]:
+    """The cases an audit of ``mechanism`` runs: the canary (for substitution mechanisms), the
+    token, layout and Earth Mover's pairs over its vocabulary, and the user's own pairs."""
+    cases = canary_cases(mechanism) + [AuditCase(pair, mechanism) for pair in vocabulary_pairs(mechanism)]
+    cases += [AuditCase(pair, mechanism, "the user's pair") for pair in user_pairs or ()]
+    return cases
+
+
+# -- the real vocabulary's pairs --------------------------------------------------------
+
+
+def common_words(mechanism: Any, count: int = COMMON_WORDS) -> list[str]:
+    """The first ``count`` alphabetic entries of what the mechanism may release (its vocabulary,
+    commonest first), for a trained model its own vocabulary."""
+    if hasattr(mechanism, "vocabulary_"):  # a trained generator releases its own vocabulary
+        from textveil.models.autoencoder import SPECIALS
+
+        entries = [str(word) for word in mechanism.vocabulary_[len(SPECIALS):]]
+    else:
+        entries = list(mechanism.vocabulary.words)
+    from textveil.text.stopwords import is_stop_word
+
+    # Content words: what every mode privatises (a bag of words drops stop words).
+    words = [word for word in entries if word.isalpha() and not is_stop_word(word)][:count]
+    if len(words) < 6:
+        raise InputError(f"the vocabulary of {mechanism.name} holds {len(words)} alphabetic word(s); an audit needs at "
+                         "least 6 to build its pairs")
+    return words
+
+
+def token_extremes(mechanism: Any, words: list[str]) -> tuple[tuple[str, str], tuple[str, str]]:
+    """The closest and the farthest two of ``words`` under the mechanism's metric (its units'
+    vectors); for a mechanism without one, the two commonest and the commonest against the rarest."""
+    if not hasattr(mechanism, "unit_vectors"):
+        return (words[0], words[1]), (words[0], words[-1])
+    from scipy.spatial.distance import cdist
+
+    vectors = np.asarray(mechanism.unit_vectors(words), dtype=np.float64)
+    distances = cdist(vectors, vectors)
+    np.fill_diagonal(distances, np.inf)
+    distances[distances == 0] = np.inf  # two spellings of one vector are not neighbours
+    near = np.unravel_index(np.argmin(distances), distances.shape)
+    distances[np.isinf(distances)] = -np.inf
+    far = np.unravel_index(np.argmax(distances), distances.shape)
+    return (words[near[0]], words[near[1]]), (words[far[0]], words[far[1]])
+
+
+def vocabulary_pairs(mechanism: Any) -> list[AuditPair]:
+    """The token, layout and Earth Mover's pairs over the mechanism's own vocabulary."""
+    words = common_words(mechanism)
+    (near_a, near_b), (far_a, far_b) = token_extremes(mechanism, words)
+    base = words[:5]
+    sentence = " ".join(base) + "."
+    shouted = " ".join(word.upper() if i % 2 else word.capitalize() for i, word in enumerate(base)) + "."
+    spaced = "  ".join(base[:3]) + "\n\n" + "\t".join(base[3:]) + " ."
+    other_mark = " ".join(base) + "!"
+    document = base[:4]
+    reordered = document[::-1]
+    replaced = document[:3] + [far_b if far_b not in document else far_a]
+    return [
+        AuditPair("token-near", near_a, near_b, "the closest two common words"),
+        AuditPair("token-far", far_a, far_b, "the farthest two common words"),
+        AuditPair("token-in-sentence", " ".join([*base[:3], far_a]) + ".", " ".join([*base[:3], far_b]) + ".",
+                  "the far pair at the end of a sentence"),
+        AuditPair("casing", sentence, shouted, "casing only"),
+        AuditPair("spacing", sentence, spaced, "spacing and line breaks only"),
+        AuditPair("punctuation", sentence, other_mark, "one punctuation mark"),
+        AuditPair("emd-reordered", " ".join(document), " ".join(reordered), "the same words reversed: Earth Mover's "
+                  "distance 0"),
+        AuditPair("emd-one-word", " ".join(document), " ".join(replaced), "one word of four replaced"),
+    ]
+
+
+# -- canaries -----------------------------------------------------------------------------
+
+
+def canary_cases(mechanism: Any) -> list[AuditCase]:
+    """The mechanism's class, with its parameters, over canary vocabularies; none for mechanisms
+    that do not decode to a vocabulary of embeddings they are given (a trained model, PIVOT)."""
+    from textveil.mechanisms.substitution import TokenSubstitution
+
+    if not isinstance(mechanism, TokenSubstitution):
+        return []
+    params = {**mechanism.get_params(), "seed": None}
+    if mechanism.spec().guarantee == "metric":
+        step = 1.0 / float(params["epsilon"])  # a claim of exactly 1 nat, whatever epsilon
+        # The third and fourth words sit just beyond the pair, so the events "beyond" are likely
+        # (about 0.3 each) and their likelihood ratio is still exactly exp(1).
+        table = _canary_table(LAPLACE_CANARY, [0.0, step, 1.2 * step, -0.2 * step])
+        return [AuditCase(AuditPair("canary", "alpha", "bravo", "two words 1/epsilon apart on a line, a third just "
+                                    "beyond each: the events 'beyond' reach the claim exactly"),
+                          type(mechanism)(**params, embeddings=table), "canary vocabulary (1-d)")]
+    setting = "canary vocabulary (1-d)"
+    if "epsilon" in params:
+        params["epsilon"] = min(float(params["epsilon"]), CANARY_EXPONENTIAL_EPSILON)
+        setting += f", epsilon {params['epsilon']:g}"
+    rating = type(mechanism)(**params, embeddings=_canary_table(RATING_CANARY, [1.0, -1.0, -1.25]))
+    if rating.learns:  # equal document frequencies: the second input rates both its words 1
+        rating.fit([" ".join(RATING_CANARY)])
+    cluster = type(mechanism)(**params, embeddings=_canary_table(
+        CLUSTER_CANARY, [1.0, -1.0, *np.linspace(1.05, 1.4, len(CLUSTER_CANARY) - 2)]))
+    return [
+        AuditCase(AuditPair("canary", "alpha alpha", "bravo charlie", "one rates a word of three, the other the two "
+                            "others: the normaliser moves as far as a rating in [0, 1] lets it"), rating, setting),
+        AuditCase(AuditPair("canary", "alpha", "bravo", "opposite words, eight more beside the first: a similarity "
+                            "rating moves the normaliser with one token"), cluster, setting),
+    ]
+
+
+def _canary_table(words: Sequence[str], positions: Sequence[float]) -> Any:
+    from textveil.embeddings.word_embeddings import WordEmbeddings
+
+    return WordEmbeddings(list(words), [[float(p)] for p in positions], name="canary-1d")
+
+
+# -- the user's pairs ---------------------------------------------------------------------
+
+
+def read_pairs(path: str | Path) -> list[AuditPair]:
+    """Pairs from a JSONL file, one object per line with ``first`` and ``second`` (texts) and an
+    optional ``kind``; a malformed line is one error naming the file and the line."""
+    source = Path(path)
+    try:
+        lines = source.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read the pairs file '{source}': {error}; give a UTF-8 JSONL file") from None
+    pairs = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict) or not all(isinstance(record.get(k), str) for k in ("first", "second")):
+            raise InputError(f"'{source}' line {number}: each line must be a JSON object with the texts \"first\" and "
+                             "\"second\", e.g. {\"first\": \"the cat\", \"second\": \"the dog\"}")
+        pairs.append(AuditPair(str(record.get("kind", "user")), record["first"], record["second"], "from " + source.name))
+    if not pairs:
+        raise InputError(f"'{source}' holds no pair; write one JSON object per line with \"first\" and \"second\"")
+    return pairs
