@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from textveil.attacks.registry import DEFAULT_ATTACKS
+from textveil.cli_audit import register_audit_commands
 from textveil.cli_models import register_model_commands
 from textveil.cli_pivot import attack_frequency, pivot_app
 from textveil.cli_support import (
@@ -550,6 +551,7 @@ def embeddings_info(
 
 register_model_commands(app)  # train and split: the commands of mechanisms that learn
 register_synthesis_commands(app)  # synthesize: the synthetic corpus of a trained synth
+register_audit_commands(app)  # audit: the mechanisms' privacy claims checked from the outside
 app.add_typer(pivot_app, name="pivot")
 attack_app.command("frequency")(attack_frequency)
 

@@ -63,14 +63,14 @@ class AuditCase:
 
     pair: AuditPair
     mechanism: Any
-    setting: str = "as configured"
+    setting: str = "configured"
 
 
 def audit_cases(mechanism: Any, user_pairs: list[AuditPair] | None = None) -> list[AuditCase]:
     """The cases an audit of ``mechanism`` runs: the canary (for substitution mechanisms), the
     token, layout and Earth Mover's pairs over its vocabulary, and the user's own pairs."""
     cases = canary_cases(mechanism) + [AuditCase(pair, mechanism) for pair in vocabulary_pairs(mechanism)]
-    cases += [AuditCase(pair, mechanism, "the user's pair") for pair in user_pairs or ()]
+    cases += [AuditCase(pair, mechanism, "your pair") for pair in user_pairs or ()]
     return cases
 
 
@@ -157,8 +157,8 @@ def canary_cases(mechanism: Any) -> list[AuditCase]:
         table = _canary_table(LAPLACE_CANARY, [0.0, step, 1.2 * step, -0.2 * step])
         return [AuditCase(AuditPair("canary", "alpha", "bravo", "two words 1/epsilon apart on a line, a third just "
                                     "beyond each: the events 'beyond' reach the claim exactly"),
-                          type(mechanism)(**params, embeddings=table), "canary vocabulary (1-d)")]
-    setting = "canary vocabulary (1-d)"
+                          type(mechanism)(**params, embeddings=table), "canary (1-d)")]
+    setting = "canary (1-d)"
     if "epsilon" in params:
         params["epsilon"] = min(float(params["epsilon"]), CANARY_EXPONENTIAL_EPSILON)
         setting += f", epsilon {params['epsilon']:g}"

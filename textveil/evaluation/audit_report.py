@@ -22,10 +22,10 @@ def _number(value: float | None, missing: str) -> str:
 def audit_rows(report: dict[str, Any]) -> list[list[str]]:
     """One row per pair of an audit's JSON form (:meth:`AuditReport.to_dict`).
 
-    >>> audit_rows({"pairs": [{"kind": "casing", "setting": "as configured", "claim": 0.0, "bound": 0.0,
+    >>> audit_rows({"pairs": [{"kind": "casing", "setting": "configured", "claim": 0.0, "bound": 0.0,
     ...     "confidence": 0.999, "power": 0.02, "event_first": 10, "event_second": 9, "trials": 10,
     ...     "verdict": "pass"}]})[0]
-    ['casing', 'as configured', '0', '0', '99.9%', '0.02', '10 / 9 of 10', 'pass']
+    ['casing', 'configured', '0', '0', '99.9%', '0.02', '10 / 9 of 10', 'pass']
     """
     rows = []
     for pair in report["pairs"]:

@@ -130,21 +130,25 @@ def audit_claims(pairs: list[dict[str, Any]], title: str, unit: str = "privacy l
         claim = pair["claim"]
         if claim is None:
             axis.text(x, ceiling * 0.02, "no claim", rotation=90, ha="center", va="bottom", fontsize=8, color="grey")
+        elif claim == 0:  # a bar of height 0 would not show: the claim is written instead
+            axis.text(x, 0, "claim 0", ha="center", va="bottom", fontsize=7)
         else:
-            axis.bar(x, max(claim, ceiling * 0.005), width=0.7, fill=False, edgecolor="black",
-                     label="claimed" if x == 0 else None)
+            axis.bar(x, claim, width=0.7, fill=False, edgecolor="black", label="claimed")
         failed = pair.get("passed") is False
-        axis.bar(x, pair["bound"], width=0.4, color="tab:red" if failed else "tab:blue",
-                 label=None if x else "audited lower bound")
+        axis.bar(x, pair["bound"], width=0.4, color="tab:red" if failed else "tab:blue", label="audited lower bound")
         if pair.get("power") is not None:
             axis.plot([x - 0.35, x + 0.35], [pair["power"]] * 2, color="tab:green", linewidth=2,
-                      label="smallest loss the audit would detect" if x == 0 else None)
+                      label="smallest loss the audit would detect")
     axis.set_xticks(list(positions))
     axis.set_xticklabels([f"{p['kind']}\n{p['setting'][:22]}" for p in pairs], rotation=45, ha="right", fontsize=7)
     axis.set_ylim(0, ceiling)
+    if ceiling > 20:  # claims of hundreds of nats beside bounds of a few: linear up to 1, logarithmic above
+        axis.set_yscale("symlog", linthresh=1.0)
+        axis.set_ylim(0, ceiling)
     axis.set_ylabel(unit)
     axis.set_title(title, fontsize=10)
     handles, labels = axis.get_legend_handles_labels()
-    if handles:
-        axis.legend(fontsize=7, loc="upper left")
+    unique = dict(zip(labels, handles))  # one legend entry per kind of mark
+    if unique:
+        axis.legend(unique.values(), unique.keys(), fontsize=7, loc="upper left")
     return _png(figure)
