@@ -455,3 +455,24 @@ def test_only_public_marks_enter_the_vocabulary(cluster_embeddings) -> None:
     model = AEDP(5.0, cluster_embeddings, hidden=4, layers=1, epochs=1, batch_size=4, seed=0).fit(texts)
     vocabulary = {str(t) for t in model.vocabulary_}
     assert {",", "!"} <= vocabulary and not vocabulary & {"\u2014", "\u201c", "\u201d", "\u2026"}
+
+
+def test_the_audit_keeps_a_trained_generators_claims(erae_model) -> None:
+    """The self-audit (issue 12) on a trained ER-AE: its pairs come from the model's own
+    vocabulary, and every claim (epsilon * N per text) holds at 99%, also on two training texts
+    that the model tells apart."""
+    from textveil.evaluation.audit import run_audit
+    from textveil.evaluation.audit_pairs import AuditPair, audit_cases
+
+    loud = erae_model.with_params(epsilon=20.0)  # loud enough that its releases show which input they came from
+    first, second = CORPUS[0], next(t for t in CORPUS if len(release_units(t)) == len(release_units(CORPUS[0]))
+                                    and t != CORPUS[0])
+    cases = [c for c in audit_cases(loud, [AuditPair("texts", first, second)])
+             if c.pair.kind in ("token-near", "token-far", "casing", "texts")]
+    vocabulary = {str(token) for token in erae_model.vocabulary_}
+    assert {c.pair.first for c in cases[:2]} | {c.pair.second for c in cases[:2]} <= vocabulary
+    report = run_audit(loud, cases, trials=400, seed=5)
+    assert report.passed, report.to_dict()
+    claims = [p.claim for p in report.pairs]
+    assert claims == [20.0, 20.0, 0.0, 20.0 * len(release_units(first))]  # N tokens each; casing: the same units
+    assert report.pairs[-1].bound > 1.0  # the generator's releases do depend on the input
