@@ -14,7 +14,7 @@ APERTIUM := apertium apertium-eng-spa apertium-eng-cat apertium-spa-cat
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo test embeddings bench bench-sweep clean
+.PHONY: demo test embeddings bench bench-sweep bench-audit clean
 
 demo: embeddings $(SYSTEM_INSTALLED)
 	$(TEXTVEIL) sanitize examples/sample.txt --mechanism emp --epsilon 20 --seed 7
@@ -56,6 +56,10 @@ bench: $(INSTALLED)
 # paper 001's sweep (C50 risk, BBC utility) with every stage timed; needs ../shared/data
 bench-sweep: $(INSTALLED)
 	$(PY) benchmarks/bench_sweep.py
+
+# the privacy audit of every shipped mechanism (issue 12), timed; writes docs/results/audit/ (hours on 2 cores)
+bench-audit: $(INSTALLED)
+	$(PY) benchmarks/bench_audit.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

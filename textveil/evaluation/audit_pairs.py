@@ -12,8 +12,9 @@ pipeline around it: casing, spacing, punctuation, decoding, word order.
 
 Pair kinds:
 
-* ``canary``: two texts over the canary vocabulary (one token at distance 1/epsilon for metric
-  privacy, "alpha alpha" against "bravo charlie" for the exponential mechanism);
+* ``canary``: texts over a canary vocabulary: for metric privacy two words 1/epsilon apart; for
+  the exponential mechanism (at epsilon at most 2) "alpha alpha" against "bravo charlie" over
+  three words, and two opposite words with eight more beside one;
 * ``token-near`` / ``token-far``: one-token texts, the closest and the farthest two words of the
   vocabulary's commonest (by the metric's vectors; for a trained model, by frequency rank);
 * ``token-in-sentence``: the far pair inside a sentence of common words;
@@ -78,8 +79,8 @@ def audit_cases(mechanism: Any, user_pairs: list[AuditPair] | None = None) -> li
 
 
 def common_words(mechanism: Any, count: int = COMMON_WORDS) -> list[str]:
-    """The first ``count`` alphabetic entries of what the mechanism may release (its vocabulary,
-    commonest first), for a trained model its own vocabulary."""
+    """The first ``count`` alphabetic content words (no stop words) of what the mechanism may
+    release: its vocabulary, commonest first; for a trained model, the model's own vocabulary."""
     if hasattr(mechanism, "vocabulary_"):  # a trained generator releases its own vocabulary
         from textveil.models.autoencoder import SPECIALS
 
