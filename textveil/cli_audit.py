@@ -133,6 +133,10 @@ def _print_table(data: dict) -> None:
             view.add_row(*(row[column] for column in shown), style=style)
         console.print(view)
     console.print(data["verdict"], style="bold green" if data["passed"] else "bold red", markup=False)
+    if data.get("power"):
+        power = data["power"]
+        console.print(f"power: the smallest violation it would have shown is {power['detectable_excess']:.3g} nats "
+                      f"above the claim ({power['pair']}, {power['setting']})", markup=False)
 
 
 def register_audit_commands(app: typer.Typer) -> None:

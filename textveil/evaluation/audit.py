@@ -113,11 +113,22 @@ class AuditReport:
             return f"FAILED: {len(failed)} of {len(self.claimed)} claims refuted at {self.confidence:.0%} confidence"
         return f"passed: {len(self.claimed)} claims kept at {self.confidence:.0%} confidence"
 
+    @property
+    def power(self) -> PairResult | None:
+        """The claimed pair on which the audit would have shown the smallest violation (its power
+        minus its claim, in nats), or None when no pair could have shown one."""
+        able = [p for p in self.claimed if p.power is not None and math.isfinite(p.power)]
+        return min(able, key=lambda p: p.power - (p.claim or 0.0), default=None)
+
     def to_dict(self) -> dict[str, Any]:
+        strongest = self.power
+        power = None if strongest is None else {
+            "pair": strongest.kind, "setting": strongest.setting, "claim": strongest.claim,
+            "detectable_loss": strongest.power, "detectable_excess": strongest.power - (strongest.claim or 0.0)}
         return {"schema": AUDIT_SCHEMA, "mechanism": self.mechanism, "guarantee": self.guarantee,
                 "parameters": self.parameters, "passed": self.passed, "verdict": self.verdict,
                 "confidence": self.confidence, "trials": self.trials, "seeded": self.seeded,
-                "seconds": round(self.seconds, 2), "pairs": [p.to_dict() for p in self.pairs]}
+                "seconds": round(self.seconds, 2), "power": power, "pairs": [p.to_dict() for p in self.pairs]}
 
 
 # -- the experiment ---------------------------------------------------------------------

@@ -46,6 +46,13 @@ def audit_markdown(report: dict[str, Any]) -> str:
         f"**{report['verdict']}** ({report['trials']:,} releases of each input per stage, "
         f"{report['seconds']:.0f} s{', seeded' if report['seeded'] else ', OS entropy'}).", "",
     ]
+    if report.get("power"):
+        power = report["power"]
+        lines += [f"Power: the smallest violation this audit would have shown is a loss of "
+                  f"{power['detectable_loss']:.3g} nats on the {power['pair']} pair ({power['setting']}), "
+                  f"{power['detectable_excess']:.3g} above its claim of {power['claim']:.3g}.", ""]
+    elif report["pairs"] and report["guarantee"] != "l-privacy":
+        lines += ["Power: with these trials no pair's chosen event was likely enough to show any violation.", ""]
     if report["pairs"]:
         lines += [_markdown_table(HEADER, audit_rows(report)), ""]
     lines += [
