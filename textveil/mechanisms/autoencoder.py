@@ -211,6 +211,9 @@ class AutoEncoderMechanism(TrainedNetwork, Mechanism):
             logits, _ = network.step_logits(ids.to(device), lengths)
             return torch.softmax(logits.double(), dim=1).cpu().numpy()
 
+    def spend_per_release(self) -> tuple[float, str]:
+        return float(self.epsilon), "dp epsilon per token"
+
     def release_view(self, text: str) -> ReleaseView:
         """``text`` as the Guarantee sees it: every token goes through the generator, and the
         release copies nothing but their number (casing and spacing are written by a public rule)."""

@@ -240,6 +240,13 @@ class Mechanism:
         return CorpusRelease([r.text for r in releases], None if labels is None else list(labels), True,
                              release_statistics(releases))
 
+    def spend_per_release(self) -> tuple[float, str] | None:
+        """What one released text spends from a budget ledger (:mod:`textveil.privacy.ledger`):
+        its Guarantee's epsilon and the unit it is stated in, e.g. ``(10.0, "metric epsilon per
+        token")``; None for a mechanism whose Guarantee states no epsilon (it cannot be
+        budgeted). Known before any randomness touches the text."""
+        return None
+
     # -- identity, saving and loading --------------------------------------------------
 
     def vocabulary_hash(self) -> str | None:

@@ -137,6 +137,11 @@ class TokenSubstitution(Mechanism):
                        for position, token in enumerate(plan.tokens))
         return ReleaseView(tuple(word_key(unit) for unit in plan.originals), copied)
 
+    def spend_per_release(self) -> tuple[float, str]:
+        # The Guarantee's epsilon and unit: per token in the public layout, else per word (Random-R: 0).
+        unit = "token" if self.release_layout == "public" else "word"
+        return float(getattr(self, "epsilon", 0.0)), f"{self.spec().guarantee} epsilon per {unit}"
+
     def unit_vectors(self, units: list[str]) -> np.ndarray:
         """The vectors of ``units`` under the Guarantee's metric (the noise's space)."""
         return self.vocabulary.embed(list(units))

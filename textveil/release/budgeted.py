@@ -1,0 +1,78 @@
+"""A release that spends from a budget ledger: refused before any randomness touches the text
+when it would exceed a cap, and recorded with its spend in one transaction (issue 13).
+
+The faces (``textveil sanitize --ledger``, the service) call :func:`release_with_budget`; the
+ledger's bookkeeping is in :mod:`textveil.privacy.ledger`.
+
+>>> import tempfile, pathlib
+>>> from textveil.embeddings import WordEmbeddings
+>>> from textveil.mechanisms.earth_movers import EarthMoversPrivacy
+>>> from textveil.privacy.ledger import BudgetLedger
+>>> ledger = BudgetLedger(pathlib.Path(tempfile.mkdtemp()) / "budget.sqlite")
+>>> ledger.set_cap(25.0)
+>>> emp = EarthMoversPrivacy(10, WordEmbeddings(["good", "bad"], [[0.0], [1.0]]), seed=1)
+>>> done = release_with_budget(emp, ["good", "bad"], ["ann", "ann"], ledger)
+>>> len(done.records), ledger.spent("ann"), ledger.remaining("ann")
+(2, 20.0, 5.0)
+>>> release_with_budget(emp, ["good"], ["ann"], ledger)
+Traceback (most recent call last):
+...
+textveil.privacy.ledger.BudgetExceeded: subject 'ann' (dataset 'default') has spent 20 metric epsilon per token of its cap of 25; this release would spend 10 more: raise the cap with 'textveil budget set-cap' or release less
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from textveil.errors import InvalidParameterError
+from textveil.mechanisms.base import Mechanism, ProgressCallback, Release
+from textveil.privacy.ledger import DEFAULT_DATASET, BudgetLedger, Spend
+
+
+@dataclass
+class BudgetedRelease:
+    """Released texts (as :meth:`Release.to_dict` data), what they spent, and whether the request
+    had been recorded before (then nothing was released or spent again)."""
+
+    records: list[dict[str, Any]]
+    spends: list[Spend]
+    replayed: bool = False
+    releases: list[Release] = field(default_factory=list)
+    """The Release objects (empty for a replayed request: its stored data is in ``records``)."""
+
+
+def planned_spends(mechanism: Mechanism, subjects: Sequence[str], dataset: str = DEFAULT_DATASET) -> list[Spend]:
+    """One spend per text, from the mechanism's parameters alone (no randomness)."""
+    spend = mechanism.spend_per_release()
+    if spend is None:
+        raise InvalidParameterError(
+            f"{mechanism.name}'s Guarantee states no epsilon ({mechanism.spec().guarantee}), so a budget ledger cannot "
+            "count what its releases spend; release it without --ledger")
+    amount, unit = spend
+    return [Spend(str(subject), amount, unit, mechanism.name, dataset) for subject in subjects]
+
+
+def release_with_budget(mechanism: Mechanism, texts: Sequence[str], subjects: Sequence[str], ledger: BudgetLedger,
+                        *, dataset: str = DEFAULT_DATASET, request_id: str | None = None,
+                        progress: ProgressCallback | None = None) -> BudgetedRelease:
+    """Release ``texts`` (each of the subject at the same position) if every subject's budget
+    allows it: checked before releasing, then the releases and their spends recorded in one
+    transaction (all or nothing). A ``request_id`` seen before returns its stored release."""
+    if len(subjects) != len(texts):
+        raise InvalidParameterError(f"{len(subjects)} subjects for {len(texts)} texts: give one subject per text")
+    if request_id is not None:
+        stored = ledger.replay(request_id)
+        if stored is not None:
+            return BudgetedRelease(stored, [], replayed=True)
+    spends = planned_spends(mechanism, subjects, dataset)
+    ledger.check(spends)  # before any randomness touches the text
+    releases = mechanism.sanitize_many(texts, progress=progress)
+    records = [release.to_dict() for release in releases]
+    # Checked again inside the transaction: a release that lost a race for the budget is
+    # discarded here, never returned.
+    recorded = ledger.record(spends, request_id=request_id, response=records)
+    if recorded.replayed:  # another process recorded this request meanwhile: its release stands
+        return BudgetedRelease(recorded.response, [], replayed=True)
+    return BudgetedRelease(records, spends, releases=releases)
