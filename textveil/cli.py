@@ -18,6 +18,7 @@ from rich.table import Table
 
 from textveil.attacks.registry import DEFAULT_ATTACKS
 from textveil.cli_audit import register_audit_commands
+from textveil.cli_budget import plan_budget, register_budget_commands, report_budget
 from textveil.cli_models import register_model_commands
 from textveil.cli_pivot import attack_frequency, pivot_app
 from textveil.cli_support import (
@@ -137,6 +138,12 @@ def sanitize(
     text_field: str = typer.Option("text", help="Text field of JSONL/CSV inputs."),
     input_format: str = typer.Option("auto", help="auto (by extension), text, jsonl or csv."),
     encoding: str = typer.Option("utf-8", help="Encoding of the inputs."),
+    ledger: Optional[Path] = typer.Option(
+        None, "--ledger", help="Spend from this budget ledger (SQLite): refused before releasing past a cap."),
+    subject: Optional[str] = typer.Option(None, "--subject", help="With --ledger: every document's subject."),
+    subject_field: Optional[str] = typer.Option(
+        None, "--subject-field", help="With --ledger: the JSONL/CSV field naming each record's subject."),
+    dataset: str = typer.Option("default", "--dataset", help="With --ledger: the dataset the subjects belong to."),
 ) -> None:
     """Release text with a mechanism; print or write the release and report the guarantee."""
     from textveil.corpus.reading import expand_inputs, read_documents
@@ -161,6 +168,7 @@ def sanitize(
         if corpus is not None:
             check_vocabulary_corpus(corpus, inputs, option=option)
     documents = read_documents(files, text_field, encoding)
+    budget = plan_budget(ledger, subject, subject_field, dataset, documents)
     cls = MECHANISMS.load(mechanism)
     shared = {}
     if "embeddings" in getattr(cls, "resources", ()):
@@ -176,9 +184,14 @@ def sanitize(
             engine.fit([d.text for d in fit_documents])
     with progress_bar() as progress:
         task = progress.add_task("sanitising", total=len(documents))
-        releases = engine.sanitize_many(
-            (d.text for d in documents), progress=lambda done: progress.advance(task, done)
-        )
+        advance = lambda done: progress.advance(task, done)  # noqa: E731
+        if budget is None:
+            releases = engine.sanitize_many((d.text for d in documents), progress=advance)
+        else:
+            from textveil.release.budgeted import release_with_budget
+
+            releases = release_with_budget(engine, [d.text for d in documents], budget.subjects, budget.ledger,
+                                           dataset=budget.dataset, progress=advance).releases
     rendered = render_releases(documents, releases, fmt.value, text_field)
     if targets is None:
         for text in rendered.values():
@@ -190,6 +203,8 @@ def sanitize(
         for source, text in rendered.items():
             atomic_write_text(targets[source], text, "utf-8" if fmt is OutputFormat.json else encoding)
     _report(releases, engine, output)
+    if budget is not None:
+        report_budget(budget)
     warn_copied_fields(documents, text_field)
 
 
@@ -552,6 +567,7 @@ def embeddings_info(
 register_model_commands(app)  # train and split: the commands of mechanisms that learn
 register_synthesis_commands(app)  # synthesize: the synthetic corpus of a trained synth
 register_audit_commands(app)  # audit: the mechanisms' privacy claims checked from the outside
+register_budget_commands(app)  # budget: the privacy budget ledger's caps, totals and export
 app.add_typer(pivot_app, name="pivot")
 attack_app.command("frequency")(attack_frequency)
 

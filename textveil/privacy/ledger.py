@@ -199,11 +199,11 @@ class BudgetLedger:
                 connection.execute("INSERT INTO requests VALUES (?, ?, ?)", (request_id, now, json.dumps(response)))
         return Recorded(False, response)
 
-    def replay(self, request_id: str) -> Any | None:
-        """The stored response of a recorded request, or None."""
+    def replay(self, request_id: str) -> Recorded | None:
+        """A recorded request with its stored response, or None if it was never recorded."""
         with self._connection() as connection:
             row = connection.execute("SELECT response FROM requests WHERE request_id = ?", (request_id,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        return None if row is None else Recorded(True, json.loads(row[0]))
 
     # -- reading ------------------------------------------------------------------------
 

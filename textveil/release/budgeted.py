@@ -65,7 +65,7 @@ def release_with_budget(mechanism: Mechanism, texts: Sequence[str], subjects: Se
     if request_id is not None:
         stored = ledger.replay(request_id)
         if stored is not None:
-            return BudgetedRelease(stored, [], replayed=True)
+            return BudgetedRelease(stored.response, [], replayed=True)
     spends = planned_spends(mechanism, subjects, dataset)
     ledger.check(spends)  # before any randomness touches the text
     releases = mechanism.sanitize_many(texts, progress=progress)
