@@ -11,6 +11,7 @@ INSTALLED := $(VENV)/.stamp-install
 TEST_INSTALLED := $(VENV)/.stamp-test
 SYSTEM_INSTALLED := $(VENV)/.stamp-system
 APERTIUM := apertium apertium-eng-spa apertium-eng-cat apertium-spa-cat
+CHROMIUM := chromium
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
@@ -39,8 +40,9 @@ $(TEST_INSTALLED): $(INSTALLED)
 	$(PY) -m pip install -q -e ".[test]"
 	touch $@
 
-# Debian packages of optional features (the translate mechanism: Apertium), installed where we can
-# (root with apt-get); elsewhere that feature fails with one line naming them and its tests skip.
+# Debian packages of optional features (the translate mechanism: Apertium; the web page's browser
+# tests: Chromium), installed where we can (root with apt-get); elsewhere that feature fails with
+# one line naming them and its tests skip.
 $(SYSTEM_INSTALLED): | $(PY)
 	@if command -v apertium >/dev/null 2>&1 && apertium -l 2>/dev/null | grep -q cat-eng; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -48,6 +50,12 @@ $(SYSTEM_INSTALLED): | $(PY)
 	   (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(APERTIUM) >/dev/null 2>&1)) \
 	  || echo "note: could not install $(APERTIUM); the translate mechanism is unavailable and its tests skip"; \
 	else echo "note: install $(APERTIUM) (Debian) for the translate mechanism; its tests skip"; fi
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  (DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(CHROMIUM) >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(CHROMIUM) >/dev/null 2>&1)) \
+	  || echo "note: could not install $(CHROMIUM); the web page's browser tests skip"; \
+	else echo "note: install $(CHROMIUM) (Debian) for the web page's browser tests; they skip"; fi
 	@touch $@
 
 bench: $(INSTALLED)

@@ -567,6 +567,7 @@ def embeddings_info(
 register_model_commands(app)  # train and split: the commands of mechanisms that learn
 register_synthesis_commands(app)  # synthesize: the synthetic corpus of a trained synth
 register_audit_commands(app)  # audit: the mechanisms' privacy claims checked from the outside
+from textveil.cli_service import register_service_commands; register_service_commands(app)  # serve: the local service and its web page
 register_budget_commands(app)  # budget: the privacy budget ledger's caps, totals and export
 app.add_typer(pivot_app, name="pivot")
 attack_app.command("frequency")(attack_frequency)

@@ -91,12 +91,17 @@ def decode_bytes(data: bytes, source: str, encoding: str) -> str:
         raise InputError(f"unknown encoding '{encoding}'; pass a Python codec name such as utf-8 or latin-1") from None
 
 
+def decode_input(data: bytes, source: str, encoding: str = "utf-8") -> str:
+    """The text of an input's bytes (a file, stdin, an upload), a UTF-8 byte-order mark dropped."""
+    if data.startswith(b"\xef\xbb\xbf") and encoding.replace("-", "").lower() == "utf8":
+        encoding = "utf-8-sig"  # a BOM is not part of the text
+    return decode_bytes(data, source, encoding)
+
+
 def read_text_file(source: InputFile, encoding: str = "utf-8") -> str:
     """The whole text of a file (or stdin), line endings untouched."""
     data = sys.stdin.buffer.read() if source.path is None else source.path.read_bytes()
-    if data.startswith(b"\xef\xbb\xbf") and encoding.replace("-", "").lower() == "utf8":
-        encoding = "utf-8-sig"  # a BOM is not part of the text
-    return decode_bytes(data, source.display, encoding)
+    return decode_input(data, source.display, encoding)
 
 
 def _records(source: InputFile, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -117,25 +122,36 @@ def _records(source: InputFile, text: str) -> Iterator[tuple[int, dict[str, Any]
             yield number, dict(row)
 
 
+def parse_documents(source: InputFile, text: str, text_field: str = "text") -> list[Document]:
+    """The documents of one input whose ``text`` is already decoded: the whole text for a
+    plain text input, else one per JSONL/CSV record (its ``text_field``).
+
+    >>> upload = InputFile(Path("posts.jsonl"), Path("posts.jsonl"), "jsonl")
+    >>> [d.text for d in parse_documents(upload, '{"text": "one"}\\n\\n{"text": "two"}\\n')]
+    ['one', 'two']
+    """
+    if source.fmt == "text":
+        return [Document(text, source)]
+    documents: list[Document] = []
+    for index, (number, record) in enumerate(_records(source, text)):
+        if text_field not in record:
+            fields = ", ".join(sorted(map(str, record))) or "none"
+            raise InputError(
+                f"{source.display}: record at line {number} has no field '{text_field}' (fields: {fields}); "
+                "pass --text-field with the name of the text field"
+            )
+        value = record[text_field]
+        if not isinstance(value, str):
+            raise InputError(
+                f"{source.display}: field '{text_field}' at line {number} is not text; pass the right --text-field"
+            )
+        documents.append(Document(value, source, index, record))
+    return documents
+
+
 def read_documents(files: list[InputFile], text_field: str = "text", encoding: str = "utf-8") -> list[Document]:
     """Every document of every input file, in order."""
     documents: list[Document] = []
     for source in files:
-        text = read_text_file(source, encoding)
-        if source.fmt == "text":
-            documents.append(Document(text, source))
-            continue
-        for index, (number, record) in enumerate(_records(source, text)):
-            if text_field not in record:
-                fields = ", ".join(sorted(map(str, record))) or "none"
-                raise InputError(
-                    f"{source.display}: record at line {number} has no field '{text_field}' (fields: {fields}); "
-                    "pass --text-field with the name of the text field"
-                )
-            value = record[text_field]
-            if not isinstance(value, str):
-                raise InputError(
-                    f"{source.display}: field '{text_field}' at line {number} is not text; pass the right --text-field"
-                )
-            documents.append(Document(value, source, index, record))
+        documents.extend(parse_documents(source, read_text_file(source, encoding), text_field))
     return documents

@@ -137,6 +137,7 @@ class WordEmbeddings:
         self._neighbour_indexes: dict[str, Any] = {}
         self._with_marks: dict[tuple[str, ...], WordEmbeddings] = {}
         self._content_hash: str | None = None
+        self._longest_norm: float | None = None
 
     @property
     def dim(self) -> int:
@@ -154,6 +155,17 @@ class WordEmbeddings:
             digest.update(self.vectors.tobytes())
             self._content_hash = digest.hexdigest()[:16]
         return self._content_hash
+
+    def longest_norm(self) -> float:
+        """The Euclidean length of the longest vector (computed once: a mechanism made again
+        with another seed or epsilon, once per request in the service, does not pay for it).
+
+        >>> WordEmbeddings(["a", "b"], [[3.0, 4.0], [1.0, 0.0]]).longest_norm()
+        5.0
+        """
+        if self._longest_norm is None:
+            self._longest_norm = float(np.sqrt((self.vectors.astype(np.float64) ** 2).sum(axis=1).max()))
+        return self._longest_norm
 
     def __len__(self) -> int:
         return len(self.words)

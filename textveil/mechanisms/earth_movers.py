@@ -112,7 +112,7 @@ class EarthMoversPrivacy(TokenSubstitution):
     @property
     def smallest_epsilon(self) -> float:
         """The smallest epsilon these embeddings decode faithfully (see :data:`LARGEST_MEAN_NOISE`)."""
-        longest = float(np.sqrt((self.embeddings.vectors.astype(np.float64) ** 2).sum(axis=1).max())) or 1.0
+        longest = self.embeddings.longest_norm() or 1.0
         return self.embeddings.dim / (LARGEST_MEAN_NOISE * longest)
 
     @property

@@ -1,0 +1,459 @@
+"""The local service (issue 13): every endpoint, every bad input, the security defaults, the
+budget ledger through HTTP (nothing spent on a refused or failed request, a request_id spent
+once), and texts never reaching the logs. Toy embeddings throughout: no test loads the default
+384-d model."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the service needs fastapi (pip install -e .)")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from textveil.errors import InvalidParameterError  # noqa: E402
+from textveil.mechanisms.earth_movers import EarthMoversPrivacy  # noqa: E402
+from textveil.privacy.ledger import BudgetLedger  # noqa: E402
+from textveil.service import ServiceSettings, create_app, is_loopback, run_service  # noqa: E402
+from textveil.service.engine import text_digest  # noqa: E402
+from textveil.service.server import check_bind  # noqa: E402
+
+TOKEN = "t0ken-for-tests-0123456789abcdef"
+TEXT = "The market rallied and stocks rose; investors said the bank was good."
+
+
+def make_client(embeddings, **settings) -> TestClient:
+    return TestClient(create_app(ServiceSettings(embeddings=embeddings, **settings)))
+
+
+@pytest.fixture
+def client(toy_word_embeddings) -> TestClient:
+    return make_client(toy_word_embeddings)
+
+
+@pytest.fixture
+def ledger_path(tmp_path):
+    path = tmp_path / "budget.sqlite"
+    BudgetLedger(path).set_cap(25.0)
+    return path
+
+
+@pytest.fixture
+def budgeted(toy_word_embeddings, ledger_path) -> TestClient:
+    return make_client(toy_word_embeddings, ledger=ledger_path)
+
+
+def sanitize(client: TestClient, texts=(TEXT,), epsilon=10, **extra):
+    return client.post("/v1/sanitize", json={"texts": list(texts), "mechanism": "emp",
+                                             "parameters": {"epsilon": epsilon}, **extra})
+
+
+def one_line(response) -> str:
+    detail = response.json()["detail"]
+    assert isinstance(detail, str) and detail and "\n" not in detail, detail
+    return detail
+
+
+# -- the endpoints --------------------------------------------------------------------------
+
+
+def test_sanitize_returns_releases_changes_and_guarantees_in_words(client, toy_word_embeddings):
+    response = sanitize(client, [TEXT, "Oil prices fell."], epsilon=2, seed=5)
+    assert response.status_code == 200
+    data = response.json()
+    assert len(data["releases"]) == 2 and data["replayed"] is False and data["budget"] is None
+    first = data["releases"][0]
+    assert first["guarantee"]["epsilon"] == 2.0 and first["guarantee"]["mechanism"] == "emp"
+    assert first["changed"], "at epsilon 2 on 8-d toy vectors some tokens change"
+    assert all({"token", "from", "to"} <= set(change) for change in first["changed"])
+    # the statement is the Guarantee's own, for each document
+    assert data["guarantees"][0] == first["guarantee"]["statement"]
+    assert "epsilon = 2 per token" in data["guarantees"][0]
+    # the same seed gives the same release as the library does
+    library = EarthMoversPrivacy(2, toy_word_embeddings, seed=5).sanitize_many([TEXT, "Oil prices fell."])
+    assert [r["text"] for r in data["releases"]] == [r.text for r in library]
+
+
+def test_requests_never_share_random_state(client):
+    first = sanitize(client, epsilon=2, seed=11).json()["releases"]
+    for _ in range(3):  # unseeded requests in between draw from fresh OS entropy
+        assert sanitize(client, epsilon=2).status_code == 200
+    again = sanitize(client, epsilon=2, seed=11).json()["releases"]
+    assert first == again
+    unseeded = {sanitize(client, epsilon=2).json()["releases"][0]["text"] for _ in range(4)}
+    assert len(unseeded) > 1, "unseeded releases at epsilon 2 differ"
+    engine = client.app.state.engine
+    assert len(engine._mechanisms) == 1, "one cached mechanism for one (name, parameters), whatever the seed"
+
+
+def test_sanitising_runs_in_a_worker_thread(client, monkeypatch):
+    seen = {}
+    original = EarthMoversPrivacy.sanitize_many
+
+    def spy(self, texts, progress=None):
+        try:
+            asyncio.get_running_loop()
+            seen["loop"] = True
+        except RuntimeError:
+            seen["loop"] = False
+        seen["thread"] = threading.current_thread().name
+        return original(self, texts, progress=progress)
+
+    monkeypatch.setattr(EarthMoversPrivacy, "sanitize_many", spy)
+    assert sanitize(client).status_code == 200
+    assert seen["loop"] is False, "sanitize_many ran on the event loop"
+
+
+def test_mechanisms_lists_the_registry(client):
+    from textveil.mechanisms.registry import MECHANISMS
+
+    response = client.get("/v1/mechanisms")
+    assert response.status_code == 200
+    listed = {m["name"]: m for m in response.json()["mechanisms"]}
+    assert list(listed) == MECHANISMS.names()
+    emp = listed["emp"]
+    assert emp["guarantee"] == "metric" and emp["swept"] == "epsilon" and emp["calibration"] is True
+    assert {"epsilon", "layout", "seed"} <= {p["name"] for p in emp["parameters"]}
+    assert emp["service"] == {"releases": True, "reason": None}
+    assert listed["pivot"]["service"]["releases"] is False and "pivot encode" in listed["pivot"]["service"]["reason"]
+    assert listed["erae"]["service"]["releases"] is False
+
+
+def test_other_document_mechanisms_release_too(client):
+    response = client.post("/v1/sanitize", json={"texts": ["mail me at ann@example.com"], "mechanism": "redact"})
+    assert response.status_code == 200
+    data = response.json()
+    assert "ann@example.com" not in data["releases"][0]["text"]
+    assert data["releases"][0]["guarantee"]["kind"] == "none" and "no formal guarantee" in data["guarantee_kind"]
+    response = client.post("/v1/sanitize", json={"texts": ["good market"], "mechanism": "random", "seed": 1})
+    assert response.status_code == 200 and response.json()["releases"][0]["guarantee"]["kind"] == "dp"
+
+
+@pytest.mark.parametrize(("mechanism", "command"), [("pivot", "textveil pivot encode"), ("synth", "textveil synthesize")])
+def test_corpus_level_mechanisms_are_refused_naming_their_command(client, mechanism, command):
+    response = client.post("/v1/sanitize", json={"texts": ["good market"], "mechanism": mechanism})
+    assert response.status_code == 400
+    assert command in one_line(response)
+
+
+def test_calibrate_gives_the_curve_for_the_slider(client):
+    response = client.post("/v1/calibrate", json={"grid": [0.5, 50.0], "samples": 300, "draws": 5, "seed": 1})
+    assert response.status_code == 200
+    data = response.json()
+    assert [p["epsilon"] for p in data["points"]] == [0.5, 50.0]
+    low, high = data["points"]
+    assert low["unchanged_fraction"] < high["unchanged_fraction"], "more epsilon, more words kept"
+    assert low["distinct_substitutes"] > high["distinct_substitutes"]
+    assert data["slider"] == {"min": 0.5, "max": 50.0} and data["embeddings"] == "toy-words"
+    default = client.post("/v1/calibrate", json={}).json()
+    assert len(default["points"]) >= 5 and client.post("/v1/calibrate", json={}).json() == default  # cached
+    on_text = client.post("/v1/calibrate", json={"text": TEXT, "grid": [10]}).json()
+    assert on_text["tokens_from"] == "your text"
+
+
+@pytest.mark.parametrize("body", [{"mechanism": "syntf"}, {"grid": [-1.0]}, {"parameters": {"decode": "fuzzy"}},
+                                  {"mechanism": "nope"}, {"parameters": {"epsilon": 3}}])
+def test_calibrate_refuses_what_it_cannot_measure(client, body):
+    response = client.post("/v1/calibrate", json=body)
+    assert response.status_code == 400
+    one_line(response)
+
+
+def test_healthz_and_the_pages(client):
+    health = client.get("/healthz").json()
+    assert health["status"] == "ok" and health["ledger"] is False and health["token_required"] is False
+    page = client.get("/")
+    assert page.status_code == 200 and "textveil" in page.text and "/static/app.js" in page.text
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert page.headers["x-content-type-options"] == "nosniff"
+    results = client.get("/results")
+    assert results.status_code == 200 and "results.json" in results.text
+    for asset in ("app.js", "common.js", "results.js", "style.css"):
+        assert client.get(f"/static/{asset}").status_code == 200
+    schema = client.get("/openapi.json").json()
+    assert {"/v1/sanitize", "/v1/sanitize/upload", "/v1/mechanisms", "/v1/calibrate", "/v1/budget/{subject}",
+            "/healthz"} <= set(schema["paths"])
+
+
+def test_upload_releases_each_jsonl_record(client):
+    data = b'{"text": "good market", "id": 1}\n\n{"text": "bad bank"}\n'
+    response = client.post("/v1/sanitize/upload", files={"file": ("posts.jsonl", data)},
+                           data={"parameters": '{"epsilon": 10}', "seed": "3"})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["inputs"] == ["good market", "bad bank"] and len(body["releases"]) == 2
+    text = client.post("/v1/sanitize/upload", files={"file": ("note.txt", b"\xef\xbb\xbfgood market")},
+                       data={"parameters": '{"epsilon": 10}'})
+    assert text.status_code == 200 and text.json()["inputs"] == ["good market"]  # the BOM is not text
+
+
+# -- the budget ledger --------------------------------------------------------------------
+
+
+def test_budget_spends_per_text_and_reports_what_is_left(budgeted, ledger_path):
+    response = sanitize(budgeted, ["good market", "bad bank"], epsilon=10, subject="ann")
+    assert response.status_code == 200
+    data = response.json()
+    assert data["budget"] == {"ann": 5.0} and data["spent"]["subjects"] == {"ann": 20.0}
+    assert "metric epsilon per token" == data["spent"]["unit"]
+    budget = budgeted.get("/v1/budget/ann").json()
+    assert budget == {"subject": "ann", "dataset": "default", "spent": 20.0, "cap": 25.0, "remaining": 5.0}
+    other = budgeted.get("/v1/budget/bob", params={"dataset": "elsewhere"}).json()
+    assert other["spent"] == 0.0 and other["dataset"] == "elsewhere"
+    per_text = sanitize(budgeted, ["good", "bad"], epsilon=2, subjects=["cy", "di"]).json()
+    assert per_text["budget"] == {"cy": 23.0, "di": 23.0}
+
+
+def test_a_spend_past_the_cap_is_refused_and_spends_nothing(budgeted, ledger_path):
+    ledger = BudgetLedger(ledger_path)
+    assert sanitize(budgeted, ["good market"], epsilon=20, subject="ann").status_code == 200
+    before = (ledger.totals(), ledger.spends())
+    response = sanitize(budgeted, ["good market"], epsilon=10, subject="ann")
+    assert response.status_code == 409
+    assert "cap of 25" in one_line(response)
+    # two texts of one subject whose sum passes the cap: all or nothing
+    assert sanitize(budgeted, ["good", "bad"], epsilon=3, subject="ann").status_code == 409
+    assert (ledger.totals(), ledger.spends()) == before
+    assert budgeted.get("/v1/budget/ann").json()["remaining"] == 5.0
+
+
+def test_a_request_id_is_spent_once_and_answered_the_same(budgeted, ledger_path):
+    first = sanitize(budgeted, ["good market", "oil prices fell"], epsilon=5, subject="ann", request_id="req-1")
+    again = sanitize(budgeted, ["good market", "oil prices fell"], epsilon=5, subject="ann", request_id="req-1")
+    assert first.status_code == again.status_code == 200
+    assert again.json()["releases"] == first.json()["releases"]
+    assert again.json()["guarantees"] == first.json()["guarantees"]
+    assert again.json()["replayed"] is True and first.json()["replayed"] is False
+    assert [s["amount"] for s in BudgetLedger(ledger_path).spends()] == [5.0, 5.0]
+    assert again.json()["budget"] == {"ann": 15.0}
+
+
+def test_ledger_and_subjects_go_together(client, budgeted):
+    assert "no budget ledger" in one_line(sanitize(client, subject="ann"))
+    assert "no budget ledger" in one_line(sanitize(client, request_id="r"))
+    assert client.get("/v1/budget/ann").status_code == 404
+    missing = sanitize(budgeted)
+    assert missing.status_code == 400 and "give 'subject'" in one_line(missing)
+    assert "one subject per text" in one_line(sanitize(budgeted, ["a", "b"], subjects=["x"]))
+    assert "not both" in one_line(sanitize(budgeted, subject="x", subjects=["x"]))
+    assert sanitize(budgeted, subject="*").status_code == 400
+    no_epsilon = budgeted.post("/v1/sanitize", json={"texts": ["good"], "mechanism": "redact", "subject": "ann"})
+    assert no_epsilon.status_code == 400 and "states no epsilon" in one_line(no_epsilon)
+
+
+# -- bad input: one line, nothing spent ------------------------------------------------------
+
+
+BAD_BODIES = [
+    ({"texts": [""], "parameters": {"epsilon": 10}}, 400, "texts[0] is empty"),
+    ({"texts": ["good", "  \n "], "parameters": {"epsilon": 10}}, 400, "texts[1] is empty"),
+    ({"texts": [], "parameters": {"epsilon": 10}}, 422, "texts"),
+    ({"texts": ["good"], "parameters": {"epsilon": -1}}, 400, "epsilon must be a finite number greater than 0"),
+    ({"texts": ["good"], "parameters": {"epsilon": 0}}, 400, "greater than 0"),
+    ({"texts": ["good"], "parameters": {"epsilon": "ten"}}, 400, "epsilon must be a number"),
+    ({"texts": ["good"], "parameters": {}}, 400, "needs parameters.epsilon"),
+    ({"texts": ["good"], "mechanism": "nope", "parameters": {"epsilon": 10}}, 400, "unknown mechanism 'nope'"),
+    ({"texts": ["good"], "parameters": {"epsilon": 10, "colour": "red"}}, 400, "takes no parameter 'colour'"),
+    ({"texts": ["good"], "parameters": {"epsilon": 10, "seed": 1}}, 400, "not in 'parameters'"),
+    ({"texts": ["good"], "parameters": {"epsilon": 10}, "seed": -5}, 400, "seed"),
+    ({"texts": ["good"], "epsilon": 10}, 422, "epsilon: Extra inputs are not permitted"),
+    ({"texts": "good", "parameters": {"epsilon": 10}}, 422, "texts"),
+]
+
+
+@pytest.mark.parametrize(("body", "status", "says"), BAD_BODIES, ids=[says for _, _, says in BAD_BODIES])
+def test_bad_input_gets_one_line_and_spends_nothing(budgeted, ledger_path, body, status, says):
+    response = budgeted.post("/v1/sanitize", json={"subject": "ann", **body})
+    assert response.status_code == status
+    assert says in one_line(response)
+    assert BudgetLedger(ledger_path).spends() == []
+
+
+def test_invalid_utf8_is_refused_naming_the_byte(client):
+    body = b'{"texts": ["good \xff market"], "parameters": {"epsilon": 10}}'
+    response = client.post("/v1/sanitize", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    assert "not valid UTF-8" in one_line(response) and "0xff" in one_line(response)
+    upload = client.post("/v1/sanitize/upload", files={"file": ("notes.txt", b"good \xfe market")},
+                         data={"parameters": '{"epsilon": 10}'})
+    assert upload.status_code == 400
+    assert "notes.txt is not valid utf-8" in one_line(upload) and "byte offset 5" in one_line(upload)
+    broken = client.post("/v1/sanitize", content=b'{"texts": ["go', headers={"Content-Type": "application/json"})
+    assert broken.status_code == 422 and "not valid JSON" in one_line(broken)
+    bad_record = client.post("/v1/sanitize/upload", files={"file": ("p.jsonl", b'{"body": "x"}\n')},
+                             data={"parameters": '{"epsilon": 10}'})
+    assert bad_record.status_code == 400 and "no field 'text'" in one_line(bad_record)
+
+
+def test_oversized_bodies_and_texts_get_413(toy_word_embeddings):
+    client = make_client(toy_word_embeddings, max_body_bytes=2000, max_text_chars=100, max_texts=3)
+    big = {"texts": ["good " * 1000], "parameters": {"epsilon": 10}}
+    declared = client.post("/v1/sanitize", json=big)
+    assert declared.status_code == 413 and "larger than this service takes (2,000 bytes)" in one_line(declared)
+
+    def chunks():  # no Content-Length: the limit is counted on the streamed body
+        for _ in range(10):
+            yield b"x" * 500
+
+    streamed = client.post("/v1/sanitize", content=chunks(), headers={"Content-Type": "application/json"})
+    assert streamed.status_code == 413
+    long_text = client.post("/v1/sanitize", json={"texts": ["good " * 30], "parameters": {"epsilon": 10}})
+    assert long_text.status_code == 413 and "150 characters" in one_line(long_text)
+    many = client.post("/v1/sanitize", json={"texts": ["good"] * 4, "parameters": {"epsilon": 10}})
+    assert many.status_code == 413 and "at most 3 per request" in one_line(many)
+    upload = client.post("/v1/sanitize/upload", files={"file": ("big.txt", b"good " * 1000)},
+                         data={"parameters": '{"epsilon": 10}'})
+    assert upload.status_code == 413
+
+
+# -- security defaults ------------------------------------------------------------------------
+
+
+def test_the_token_is_checked_on_every_v1_route(toy_word_embeddings):
+    client = make_client(toy_word_embeddings, api_token=TOKEN)
+    requests = [("post", "/v1/sanitize", {"json": {"texts": ["good"], "parameters": {"epsilon": 10}}}),
+                ("get", "/v1/mechanisms", {}), ("post", "/v1/calibrate", {"json": {"grid": [10]}}),
+                ("get", "/v1/budget/ann", {}),
+                ("post", "/v1/sanitize/upload", {"files": {"file": ("a.txt", b"good")},
+                                                  "data": {"parameters": '{"epsilon": 10}'}})]
+    for method, path, kwargs in requests:
+        missing = getattr(client, method)(path, **kwargs)
+        assert missing.status_code == 401 and "needs an API token" in one_line(missing), path
+        assert missing.headers["www-authenticate"].startswith("Bearer")
+        wrong = getattr(client, method)(path, headers={"Authorization": "Bearer " + TOKEN[:-1] + "x"}, **kwargs)
+        assert wrong.status_code == 401 and "wrong" in one_line(wrong), path
+        basic = getattr(client, method)(path, headers={"Authorization": "Basic " + TOKEN}, **kwargs)
+        assert basic.status_code == 401, path
+        right = getattr(client, method)(path, headers={"Authorization": f"Bearer {TOKEN}"}, **kwargs)
+        assert right.status_code in (200, 404), (path, right.text)  # 404: no ledger for /v1/budget
+    assert client.get("/healthz").json()["token_required"] is True
+    assert client.get("/").status_code == 200  # the page holds no data; it asks for the token
+    # the token is checked before the body is read: an unauthenticated oversized body is 401, not 413
+    assert client.post("/v1/sanitize", content=b"x" * (2 << 20)).status_code == 401
+
+
+def test_settings_hide_the_token_and_refuse_weak_ones():
+    settings = ServiceSettings(api_token=TOKEN, embeddings="default")
+    assert TOKEN not in repr(settings)
+    with pytest.raises(InvalidParameterError, match="at least 16 characters"):
+        ServiceSettings(api_token="short")
+    with pytest.raises(InvalidParameterError, match="concurrency"):
+        ServiceSettings(concurrency=0)
+    with pytest.raises(InvalidParameterError, match="name the origins"):
+        ServiceSettings(cors_origins=("*",))
+
+
+def test_a_non_loopback_host_needs_a_token(toy_word_embeddings, monkeypatch):
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5") and not is_loopback("example.org")
+    open_settings = ServiceSettings(embeddings=toy_word_embeddings)
+    for host in ("0.0.0.0", "::", "192.168.1.5", "example.org"):
+        with pytest.raises(InvalidParameterError, match="without an API token"):
+            run_service(host, 8765, open_settings)  # refused before anything listens
+    check_bind("127.0.0.1", open_settings)
+    check_bind("0.0.0.0", ServiceSettings(embeddings=toy_word_embeddings, api_token=TOKEN))
+
+
+def test_serve_command_reads_the_token_and_never_prints_it(tmp_path, monkeypatch, capsys):
+    from conftest import run_cli
+
+    import textveil.service as service
+
+    seen = {}
+    monkeypatch.setattr(service, "run_service", lambda host, port, settings: seen.update(host=host, settings=settings))
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    token_file.chmod(0o600)
+    code, out, err = run_cli(["serve", "--host", "0.0.0.0", "--token-file", str(token_file), "--port", "9999",
+                              "--cors-origin", "http://localhost:3000"], capsys, monkeypatch)
+    assert code == 0, err
+    assert seen["settings"].api_token == TOKEN and seen["settings"].cors_origins == ("http://localhost:3000",)
+    assert TOKEN not in out + err
+    monkeypatch.setenv("TEXTVEIL_API_TOKEN", TOKEN)
+    code, out, err = run_cli(["serve"], capsys, monkeypatch)
+    assert code == 0 and seen["settings"].api_token == TOKEN and TOKEN not in out + err
+    monkeypatch.delenv("TEXTVEIL_API_TOKEN")
+    monkeypatch.setattr(service, "run_service", run_service)
+    code, out, err = run_cli(["serve", "--host", "0.0.0.0"], capsys, monkeypatch)
+    assert code == 2 and "without an API token" in err
+
+
+def test_no_cors_unless_origins_are_configured(toy_word_embeddings):
+    origin = {"Origin": "http://elsewhere.example"}
+    plain = make_client(toy_word_embeddings).get("/v1/mechanisms", headers=origin)
+    assert "access-control-allow-origin" not in plain.headers
+    client = make_client(toy_word_embeddings, cors_origins=("http://elsewhere.example",), api_token=TOKEN)
+    preflight = client.options("/v1/sanitize", headers={**origin, "Access-Control-Request-Method": "POST",
+                                                        "Access-Control-Request-Headers": "authorization"})
+    assert preflight.status_code == 200
+    assert preflight.headers["access-control-allow-origin"] == "http://elsewhere.example"
+    answered = client.get("/v1/mechanisms", headers={**origin, "Authorization": f"Bearer {TOKEN}"})
+    assert answered.headers["access-control-allow-origin"] == "http://elsewhere.example"
+    other = client.get("/v1/mechanisms", headers={"Origin": "http://evil.example", "Authorization": f"Bearer {TOKEN}"})
+    assert "access-control-allow-origin" not in other.headers
+
+
+def test_a_full_service_answers_503_with_retry_after(toy_word_embeddings):
+    client = make_client(toy_word_embeddings, concurrency=1, queue_seconds=0.05)
+    slots = client.app.state.engine.slots
+    assert slots.try_acquire()  # a release in flight
+    try:
+        response = sanitize(client)
+        assert response.status_code == 503 and response.headers["retry-after"] == "1"
+        assert "busy" in one_line(response)
+    finally:
+        slots.release()
+    assert sanitize(client).status_code == 200
+
+
+def test_a_slow_release_times_out_with_504_and_spends_nothing(toy_word_embeddings, ledger_path, monkeypatch):
+    original = EarthMoversPrivacy.sanitize_many
+
+    def slow(self, texts, progress=None):
+        time.sleep(0.6)
+        return original(self, texts, progress=progress)
+
+    monkeypatch.setattr(EarthMoversPrivacy, "sanitize_many", slow)
+    app = create_app(ServiceSettings(embeddings=toy_word_embeddings, ledger=ledger_path, request_timeout=0.1))
+    with TestClient(app) as client:
+        response = sanitize(client, subject="ann")
+        assert response.status_code == 504 and "time limit" in one_line(response)
+        deadline = time.monotonic() + 10
+        while app.state.engine.slots.busy and time.monotonic() < deadline:  # the abandoned work ends
+            time.sleep(0.05)
+        assert app.state.engine.slots.busy == 0
+    assert BudgetLedger(ledger_path).spends() == []
+
+
+# -- texts never reach the logs ---------------------------------------------------------------
+
+
+def test_texts_never_reach_the_logs(toy_word_embeddings, tmp_path, monkeypatch, caplog):
+    caplog.set_level(logging.DEBUG)
+    secret = "Zyxwvut Qwertyish confided the merger to Plumbottom on Tuesday"
+    client = make_client(toy_word_embeddings, ledger=tmp_path / "uncapped.sqlite", max_text_chars=200)
+    assert sanitize(client, [secret], subject="author-7").status_code == 200
+    assert client.post("/v1/sanitize/upload", files={"file": ("s.jsonl", ('{"text": "%s"}\n' % secret).encode())},
+                       data={"parameters": '{"epsilon": 10}', "subject": "author-7"}).status_code == 200
+    assert sanitize(client, [secret], epsilon=-1, subject="author-7").status_code == 400
+    assert sanitize(client, [secret * 5], subject="author-7").status_code == 413
+    assert client.post("/v1/calibrate", json={"text": secret}).status_code == 200
+    assert client.get("/v1/budget/author-7").status_code == 200
+
+    def failing(self, texts, progress=None):
+        raise RuntimeError(f"cannot release {texts[0]}")  # a bug whose message quotes the text
+
+    monkeypatch.setattr(EarthMoversPrivacy, "sanitize_many", failing)
+    broken = sanitize(client, [secret], subject="author-7")
+    assert broken.status_code == 500 and secret not in broken.text and "RuntimeError" in broken.text
+    logged = caplog.text
+    assert "sanitize" in logged and text_digest(secret) in logged and "RuntimeError" in logged
+    for word in ("Zyxwvut", "Qwertyish", "Plumbottom", "merger"):
+        assert word not in logged and word.lower() not in logged
+    served = "\n".join(r.getMessage() for r in caplog.records if not r.name.startswith("httpx"))  # not the client's
+    assert "author-7" not in served, "a subject in the path is logged by its route template only"

@@ -1,0 +1,164 @@
+"""The web page in a real browser: headless Chromium (Debian's) driven by Playwright against a
+real uvicorn server on a free 127.0.0.1 port, toy embeddings and a budget ledger behind it.
+
+A screenshot of the released page is saved under the test's tmp folder, and copied to
+``docs/results/service/page.png`` when ``TEXTVEIL_KEEP_SCREENSHOT=1``. Skipped, with the
+reason, where Playwright or Chromium is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_ROOT
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
+uvicorn = pytest.importorskip("uvicorn", reason="uvicorn is not installed (pip install -e .)")
+
+CHROMIUM = os.environ.get("TEXTVEIL_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+if CHROMIUM is None and Path("/usr/bin/chromium").exists():
+    CHROMIUM = "/usr/bin/chromium"
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian: apt-get install chromium; "
+                                "'make test' installs it where it can), so the page cannot be driven")
+
+TEXT = ("The market rallied on Friday and stocks rose, the analyst said; investors in London and Tokyo bought "
+        "gold, oil and the dollar as inflation fell.")
+RESULTS = REPO_ROOT / "docs" / "results" / "paper001-c50-bbc-release-aware" / "results.json"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(toy_word_embeddings, tmp_path_factory):
+    """A real uvicorn server, in a thread, on a free loopback port; yields its base URL."""
+    from textveil.privacy.ledger import BudgetLedger
+    from textveil.service import ServiceSettings, create_app
+
+    ledger = tmp_path_factory.mktemp("ledger") / "budget.sqlite"
+    BudgetLedger(ledger).set_cap(100.0)
+    app = create_app(ServiceSettings(embeddings=toy_word_embeddings, ledger=ledger))
+    port = free_port()
+    instance = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False))
+    thread = threading.Thread(target=instance.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not instance.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            pytest.fail("the uvicorn server did not start in 20 s")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    instance.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        try:
+            launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        except sync_api.Error as error:
+            pytest.skip(f"Chromium at {CHROMIUM} does not start under Playwright: {str(error).splitlines()[0]}")
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    context = browser.new_context(viewport={"width": 1280, "height": 1000}, accept_downloads=True)
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    opened.goto(server + "/")
+    opened.wait_for_selector("body[data-ready=true]", timeout=20000)
+    yield opened
+    context.close()
+    assert not errors, f"the page raised: {errors}"
+
+
+def test_the_page_releases_text_with_the_changed_words_highlighted(page, tmp_path):
+    page.wait_for_selector("#curve path.unchanged", timeout=20000)  # the calibration curve beside the slider
+    assert page.is_visible("#ledger-fields")  # the service keeps a ledger: the page asks for a subject
+    page.fill("#text", TEXT)
+    page.fill("#subject", "author-1")
+    page.locator("#slider").fill("5")
+    assert "At epsilon 5" in page.inner_text("#reading")
+    page.click("details summary")
+    page.fill("#seed", "3")
+    with page.expect_response(lambda r: r.url.endswith("/v1/sanitize")) as answered:
+        page.click("#release")
+    response = answered.value.json()
+    page.wait_for_selector("#released mark", timeout=20000)
+    changed = response["releases"][0]["changed"]
+    marks = page.locator("#released mark")
+    assert marks.count() == len(changed) > 0
+    assert sorted(m.lower() for m in marks.all_inner_texts()) == sorted(c["to"].lower() for c in changed)
+    assert page.locator("#original mark").count() == len(changed)
+    assert page.inner_text("#released") == response["releases"][0]["text"]
+    assert "epsilon = 5 per token" in page.inner_text("#guarantee")
+    assert "author-1" in page.inner_text("#budget")
+    shot = tmp_path / "page.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+    if os.environ.get("TEXTVEIL_KEEP_SCREENSHOT") == "1":
+        kept = REPO_ROOT / "docs" / "results" / "service" / "page.png"
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, kept)
+    with page.expect_download() as downloaded:
+        page.click("#download-json")
+    saved = json.loads(Path(downloaded.value.path()).read_text(encoding="utf-8"))
+    assert saved["releases"] == response["releases"]
+
+
+def test_the_page_releases_an_uploaded_jsonl_file(page):
+    records = b'{"text": "Oil prices fell and the dollar rose."}\n{"text": "Investors said the bank was good."}\n'
+    page.set_input_files("#file", files=[{"name": "posts.jsonl", "mimeType": "application/x-ndjson",
+                                          "buffer": records}])
+    page.fill("#subject", "author-2")
+    page.click("#release")
+    page.wait_for_selector("#document-picker:not([hidden])", timeout=20000)
+    assert page.locator("#document option").count() == 2
+    assert page.inner_text("#original") == "Oil prices fell and the dollar rose."
+    page.select_option("#document", "1")
+    assert page.inner_text("#original") == "Investors said the bank was good."
+
+
+def test_the_page_shows_a_bad_input_in_one_line(page):
+    page.fill("#text", "   ")
+    page.fill("#subject", "author-3")
+    page.click("#release")
+    page.wait_for_selector("#status.error", timeout=20000)
+    assert "texts[0] is empty" in page.inner_text("#status")
+
+
+def test_the_results_page_draws_the_tables_and_the_risk_utility_map(browser, server):
+    if not RESULTS.is_file():
+        pytest.skip(f"{RESULTS.relative_to(REPO_ROOT)} is absent")
+    results = json.loads(RESULTS.read_text(encoding="utf-8"))
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    page.goto(server + "/results")
+    page.wait_for_selector("body[data-ready=true]")
+    page.set_input_files("#results-file", str(RESULTS))
+    page.wait_for_selector("svg.risk-utility-map")
+    tasks = list(results["points"][0]["utility"])
+    assert page.locator("svg.risk-utility-map").count() == len(tasks)
+    assert page.locator("#table-risk tbody tr").count() == len(results["points"])
+    assert page.locator("#table-utility tbody tr").count() == len(results["points"])
+    assert "risk: best of all" in page.inner_text("#legend")
+    page.set_input_files("#results-file", files=[{"name": "x.json", "mimeType": "application/json",
+                                                  "buffer": b'{"not": "results"}'}])
+    page.wait_for_selector("#results-status.error")
+    assert "not a textveil results.json" in page.inner_text("#results-status")
+    context.close()

@@ -1,0 +1,413 @@
+"""The HTTP face of textveil: a FastAPI app over the same library functions a user's code calls.
+
+``create_app(settings)`` returns the app; ``textveil serve`` (:mod:`textveil.cli_service`)
+runs it with uvicorn through :func:`textveil.service.server.run_service`. It holds no privacy
+logic: a release is ``build_mechanism`` then ``sanitize_many``, or ``release_with_budget``
+when a budget ledger is configured (:mod:`textveil.service.engine`).
+
+Routes (``/v1`` ones want ``Authorization: Bearer TOKEN`` when a token is configured):
+
+- ``POST /v1/sanitize``: texts, a mechanism and its parameters -> releases, their guarantees
+  in words, and each subject's remaining budget;
+- ``POST /v1/sanitize/upload``: the same for an uploaded ``.txt``, ``.jsonl`` or ``.csv`` file;
+- ``GET /v1/mechanisms``: the registry (name, guarantee, description, parameters);
+- ``POST /v1/calibrate``: emp's calibration curve (what an epsilon does to words);
+- ``GET /v1/budget/{subject}``: spent, cap and remaining (404 without a ledger);
+- ``GET /healthz``; the web page at ``/`` and the results viewer at ``/results``.
+
+Status codes: 400 bad input (one line in ``detail``), 401 missing or wrong token, 404 no ledger,
+409 a release that would pass a subject's cap (nothing released, nothing spent), 413 a body or a
+text over the limits, 422 a body that does not fit the schema, 503 busy (``Retry-After``), 504 a
+release that ran past the time limit (abandoned before its spend is recorded, see
+:data:`TIMEOUT_DETAIL`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, TypeVar
+
+from fastapi import APIRouter, FastAPI, File, Form, HTTPException, Query, Request, Security, UploadFile
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware import Middleware
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.security import HTTPBearer
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
+
+from textveil.errors import InputError, InvalidParameterError, TextveilError
+from textveil.privacy.ledger import DEFAULT_DATASET, EVERY, BudgetExceeded
+from textveil.service.engine import (
+    CALIBRATION_SAMPLE,
+    InternalError,
+    ReleaseOrder,
+    ServiceEngine,
+    check_options,
+    describe_texts,
+    mechanism_listing,
+    release_refusal,
+    run_logged,
+    text_digest,
+)
+from textveil.service.limits import AccessLog, LimitBody, RequireToken, SecurityHeaders
+
+log = logging.getLogger("textveil.service")
+T = TypeVar("T")
+
+STATIC = Path(__file__).parent / "static"
+MIN_TOKEN_LENGTH = 16
+PAGE_HEADERS = {
+    # The pages load nothing from elsewhere (the machine may be offline, and a page that shows
+    # private text should not talk to third parties).
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+                               "connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'",
+    "X-Frame-Options": "DENY",
+}
+TIMEOUT_DETAIL = (
+    "the request ran past this service's time limit ({seconds:g} s) and was abandoned; a release with a ledger stops "
+    "before its spend is recorded, unless it was being recorded as the limit passed: send a request_id, and a retry "
+    "with the same id returns that release instead of spending again; send fewer or shorter texts per request")
+
+
+def _default_concurrency() -> int:
+    return 2 * (os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """How a service runs. ``api_token`` never appears in ``repr``, logs or responses.
+
+    ``embeddings``: ``"default"``, a vectors file, or a loaded
+    :class:`~textveil.embeddings.WordEmbeddings` (tests pass small ones). ``concurrency``
+    releases run at once; a request waits up to ``queue_seconds`` for a free slot, then gets
+    503 with ``Retry-After``. ``request_timeout``: seconds before 504.
+    """
+
+    ledger: str | Path | None = None
+    api_token: str | None = field(default=None, repr=False)
+    max_body_bytes: int = 1 << 20
+    max_text_chars: int = 20_000
+    max_texts: int = 200
+    concurrency: int = field(default_factory=_default_concurrency)
+    request_timeout: float = 30.0
+    queue_seconds: float = 2.0
+    cors_origins: tuple[str, ...] = ()
+    embeddings: Any = "default"
+
+    def __post_init__(self) -> None:
+        for name in ("max_body_bytes", "max_text_chars", "max_texts", "concurrency"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidParameterError(f"{name} must be a whole number of at least 1, got {value!r}")
+        for name in ("request_timeout", "queue_seconds"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
+                raise InvalidParameterError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
+        if self.api_token is not None and (len(self.api_token) < MIN_TOKEN_LENGTH or self.api_token != self.api_token.strip()):
+            raise InvalidParameterError(
+                f"the API token must be at least {MIN_TOKEN_LENGTH} characters without surrounding spaces; make one "
+                "with: python -c 'import secrets; print(secrets.token_urlsafe(32))'")
+        object.__setattr__(self, "cors_origins", tuple(self.cors_origins))
+        if "*" in self.cors_origins:
+            raise InvalidParameterError("--cors-origin '*' would let any web site call the service; name the origins")
+
+
+# -- requests ------------------------------------------------------------------------
+
+
+class SanitizeRequest(BaseModel):
+    """Texts to release, the mechanism and its parameters; a subject (or one per text) to count
+    the spend against when the service keeps a budget ledger."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"texts": ["The market rallied on Friday."], "mechanism": "emp", "parameters": {"epsilon": 20}}]})
+
+    texts: list[str] = Field(..., min_length=1, description="The texts to release, one release each.")
+    mechanism: str = Field("emp", description="A mechanism name (GET /v1/mechanisms).")
+    parameters: dict[str, Any] = Field(default_factory=dict, description="The mechanism's parameters, e.g. "
+                                       "{\"epsilon\": 20, \"layout\": \"public\"}.")
+    subject: Optional[str] = Field(None, description="With a ledger: the subject every text spends from.")
+    subjects: Optional[list[str]] = Field(None, description="With a ledger: one subject per text.")
+    dataset: Optional[str] = Field(None, description="With a ledger: the dataset the subjects belong to.")
+    request_id: Optional[str] = Field(None, min_length=1, max_length=200,
+                                      description="With a ledger: a retry with the same id returns the recorded "
+                                      "release and spends nothing again. Use a random id (a UUID).")
+    seed: Optional[int] = Field(None, description="A seed for a reproducible release (default: OS entropy).")
+
+
+class CalibrateRequest(BaseModel):
+    """emp's calibration: per epsilon, the fraction of word tokens left unchanged and the
+    distinct substitutes a word gets, sampled from ``text`` or from the vocabulary."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mechanism: str = "emp"
+    grid: Optional[list[float]] = Field(None, min_length=1, max_length=25, description="Epsilons (default: 5 to 40).")
+    parameters: dict[str, Any] = Field(default_factory=dict, description="{\"decode\": \"exact\"} or approx.")
+    text: Optional[str] = Field(None, description="Sample word tokens from this text (default: the vocabulary, "
+                                "Zipf-weighted). Nothing of it is released.")
+    samples: int = Field(CALIBRATION_SAMPLE["samples"], ge=1, le=5000, description="Word tokens sampled per epsilon.")
+    word_types: int = Field(CALIBRATION_SAMPLE["word_types"], ge=1, le=500,
+                            description="Word types whose distinct substitutes are counted.")
+    draws: int = Field(CALIBRATION_SAMPLE["draws"], ge=1, le=100, description="Draws per word type.")
+    seed: Optional[int] = Field(CALIBRATION_SAMPLE["seed"], ge=0,
+                                description="Seed of the sample (a seeded curve is cached); null: OS entropy.")
+
+
+# -- the app ---------------------------------------------------------------------------
+
+
+def create_app(settings: ServiceSettings | None = None) -> FastAPI:
+    """The textveil service with ``settings`` (default: loopback use, no ledger, no token)."""
+    from textveil import __version__
+
+    settings = settings or ServiceSettings()
+    engine = ServiceEngine(settings.embeddings, settings.ledger, settings.concurrency)
+    middleware = []
+    if settings.cors_origins:  # none unless asked: a browser page elsewhere cannot call the service
+        from fastapi.middleware.cors import CORSMiddleware
+
+        middleware.append(Middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
+                                     allow_methods=["GET", "POST"], allow_headers=["Authorization", "Content-Type"]))
+    middleware += [Middleware(AccessLog), Middleware(SecurityHeaders),
+                   Middleware(RequireToken, token=settings.api_token),
+                   Middleware(LimitBody, max_bytes=settings.max_body_bytes)]
+    app = FastAPI(
+        title="textveil", version=__version__, middleware=middleware,
+        description="Release text with a formal privacy guarantee against authorship re-identification. "
+                    "Every /v1 route wants 'Authorization: Bearer TOKEN' when the service was given a token.",
+    )
+    app.state.settings = settings
+    app.state.engine = engine
+    _add_error_handlers(app)
+    v1 = APIRouter(prefix="/v1", dependencies=[Security(HTTPBearer(auto_error=False))])  # documents the token
+    listing: list[dict[str, Any]] = []
+
+    async def heavy(work: Callable[[threading.Event], T], what: str) -> T:
+        """Run ``work`` in a worker thread under the concurrency limit and the time limit."""
+        deadline = time.monotonic() + settings.queue_seconds
+        while not engine.slots.try_acquire():
+            if time.monotonic() >= deadline:
+                raise HTTPException(503, f"the service is busy ({engine.slots.limit} requests at once); retry in a "
+                                         "second", headers={"Retry-After": "1"})
+            await asyncio.sleep(0.02)
+        abandoned = threading.Event()
+        task = asyncio.ensure_future(run_in_threadpool(run_logged, lambda: work(abandoned), what))
+
+        def finished(done: asyncio.Future) -> None:
+            engine.slots.release()  # when the work ends, not when its request gives up
+            if not done.cancelled():
+                done.exception()  # retrieved: an abandoned release's error is not reported again
+
+        task.add_done_callback(finished)
+        try:
+            return await asyncio.wait_for(asyncio.shield(task), settings.request_timeout)
+        except asyncio.TimeoutError:
+            abandoned.set()
+            log.warning("%s abandoned after %g s", what, settings.request_timeout)
+            raise HTTPException(504, TIMEOUT_DETAIL.format(seconds=settings.request_timeout)) from None
+        except asyncio.CancelledError:  # the client went away
+            abandoned.set()
+            raise
+
+    def order_of(texts: list[str], mechanism: str, parameters: dict[str, Any], subject: str | None,
+                 subjects: list[str] | None, dataset: str | None, request_id: str | None,
+                 seed: int | None) -> ReleaseOrder:
+        """The request checked whole before any work: limits, subjects against the ledger, the
+        mechanism and its parameters. Nothing is spent on a request that fails here."""
+        if len(texts) > settings.max_texts:
+            raise HTTPException(413, f"this request has {len(texts):,} texts; this service takes at most "
+                                     f"{settings.max_texts:,} per request (textveil serve --max-texts)")
+        for number, text in enumerate(texts):
+            if not text.strip():
+                raise InvalidParameterError(f"texts[{number}] is empty: give text with at least one non-space "
+                                            "character")
+            if len(text) > settings.max_text_chars:
+                raise HTTPException(413, f"texts[{number}] has {len(text):,} characters; this service takes at most "
+                                         f"{settings.max_text_chars:,} per text (textveil serve --max-text-chars): "
+                                         "split it")
+        if subject is not None and subjects is not None:
+            raise InvalidParameterError("give 'subject' (every text's) or 'subjects' (one per text), not both")
+        if subject is not None:
+            subjects = [subject] * len(texts)
+        if engine.ledger is None:
+            for name, value in (("subject", subjects), ("dataset", dataset), ("request_id", request_id)):
+                if value is not None:
+                    raise InvalidParameterError(
+                        f"this service keeps no budget ledger, so '{name}' cannot be honoured (nothing would be "
+                        "counted); start it with 'textveil serve --ledger PATH', or leave it out")
+        else:
+            if subjects is None:
+                raise InvalidParameterError("this service keeps a budget ledger: give 'subject' (every text's) or "
+                                            "'subjects' (one per text), so that the release is counted")
+            if len(subjects) != len(texts):
+                raise InvalidParameterError(f"{len(subjects)} subjects for {len(texts)} texts: give one subject "
+                                            "per text")
+            for name in [*subjects, dataset or DEFAULT_DATASET]:
+                if not name.strip() or name == EVERY:
+                    raise InvalidParameterError(f"a subject or dataset must be a non-empty name other than "
+                                                f"'{EVERY}', got {name!r}")
+        options = check_options(mechanism, parameters)
+        refusal = release_refusal(mechanism)
+        if refusal:
+            raise InvalidParameterError(refusal)
+        from textveil.mechanisms.registry import MECHANISMS
+
+        seed = MECHANISMS.entry(mechanism).parameter("seed").check(seed)
+        return ReleaseOrder(list(texts), mechanism, options, seed, subjects,
+                            dataset or DEFAULT_DATASET, request_id)
+
+    async def release(order: ReleaseOrder, what: str) -> dict[str, Any]:
+        log.info("%s: %s, %s%s", what, order.mechanism, describe_texts(order.texts),
+                 "" if order.subjects is None else f", {len(set(order.subjects))} subject(s)")
+        result = await heavy(lambda abandoned: engine.release(order, abandoned), what)
+        log.info("%s: %d release(s)%s", what, len(result["releases"]), ", replayed" if result["replayed"] else "")
+        return result
+
+    @v1.post("/sanitize", summary="Release texts with a mechanism", responses=_ERRORS)
+    async def sanitize(body: SanitizeRequest) -> JSONResponse:
+        """Release each text; with a ledger, count each text's spend against its subject (refused
+        with 409, nothing spent, past a cap). The guarantees come in words, one per release."""
+        order = order_of(body.texts, body.mechanism, body.parameters, body.subject, body.subjects, body.dataset,
+                         body.request_id, body.seed)
+        return JSONResponse(await release(order, "sanitize"))
+
+    @v1.post("/sanitize/upload", summary="Release an uploaded file (.txt, .jsonl, .csv)", responses=_ERRORS)
+    async def sanitize_upload(
+        file: UploadFile = File(..., description="A UTF-8 .txt file (one text), or .jsonl/.csv (one text per record)."),
+        mechanism: str = Form("emp"),
+        parameters: str = Form("{}", description="The mechanism's parameters as a JSON object."),
+        text_field: str = Form("text", description="The text field of .jsonl/.csv records."),
+        encoding: str = Form("utf-8", description="The file's encoding."),
+        subject: Optional[str] = Form(None), dataset: Optional[str] = Form(None),
+        request_id: Optional[str] = Form(None), seed: Optional[int] = Form(None),
+    ) -> JSONResponse:
+        """As ``/v1/sanitize``, the texts read from the file; the answer adds them as ``inputs``."""
+        import json
+
+        from textveil.corpus.reading import RECORD_FORMATS, InputFile, decode_input, parse_documents
+
+        data = await file.read()
+        name = Path(file.filename or "upload.txt").name or "upload.txt"
+        try:
+            options = json.loads(parameters)
+        except ValueError:
+            raise InvalidParameterError("the form field 'parameters' is not JSON; send an object such as "
+                                        "{\"epsilon\": 20}") from None
+        try:
+            text = decode_input(data, name, encoding)
+        except InputError as error:
+            hint = str(error).split("; pass --encoding")[0]
+            raise InputError(f"{hint}; send the file's encoding in the form field 'encoding' (e.g. latin-1)") from None
+        fmt = RECORD_FORMATS.get(Path(name).suffix.lower(), "text")
+        documents = parse_documents(InputFile(Path(name), Path(name), fmt), text, text_field)
+        if not documents:
+            raise InputError(f"{name} holds no records; give a file with at least one text")
+        texts = [d.text for d in documents]
+        log.info("upload: %s file of %d bytes (sha256 %s)", fmt, len(data), text_digest(text))
+        order = order_of(texts, mechanism, options, subject, None, dataset, request_id or None, seed)
+        return JSONResponse({**await release(order, "sanitize upload"), "inputs": texts})
+
+    @v1.get("/mechanisms", summary="The mechanisms: guarantee, description, parameters")
+    async def mechanisms() -> dict[str, Any]:
+        if not listing:
+            listing.extend(await run_in_threadpool(mechanism_listing))
+        return {"mechanisms": listing}
+
+    @v1.post("/calibrate", summary="What an epsilon does to words (emp)", responses=_ERRORS)
+    async def calibrate(body: CalibrateRequest) -> JSONResponse:
+        """Per epsilon of the grid: the fraction of word tokens left unchanged (all, and in the
+        vocabulary) and the distinct substitutes a word gets, for the page's slider."""
+        from textveil.evaluation.releasing import check_mechanism_options
+
+        check_mechanism_options(body.mechanism, body.parameters)
+        if body.text is not None and len(body.text) > settings.max_text_chars:
+            raise HTTPException(413, f"the text has {len(body.text):,} characters; this service takes at most "
+                                     f"{settings.max_text_chars:,}")
+        result = await heavy(lambda abandoned: engine.calibrate(
+            body.mechanism, body.grid, body.parameters, body.text, samples=body.samples, word_types=body.word_types,
+            draws=body.draws, seed=body.seed, abandoned=abandoned), "calibrate")
+        return JSONResponse(result)
+
+    @v1.get("/budget/{subject}", summary="A subject's budget: spent, cap, remaining", responses=_ERRORS)
+    async def budget(subject: str, dataset: Optional[str] = Query(None)) -> dict[str, Any]:
+        if engine.ledger is None:
+            raise HTTPException(404, "this service keeps no budget ledger; start it with 'textveil serve --ledger "
+                                     "PATH'")
+        return await run_in_threadpool(engine.budget, subject, dataset)
+
+    app.include_router(v1)
+
+    @app.get("/healthz", summary="Liveness, and what the page needs to know")
+    async def healthz() -> dict[str, Any]:
+        return {"status": "ok", "version": __version__, "ledger": engine.ledger is not None,
+                "token_required": settings.api_token is not None,
+                "limits": {"max_body_bytes": settings.max_body_bytes, "max_text_chars": settings.max_text_chars,
+                           "max_texts": settings.max_texts}}
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
+
+    @app.get("/results", include_in_schema=False)
+    async def results_page() -> FileResponse:
+        return FileResponse(STATIC / "results.html", headers=PAGE_HEADERS)
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    return app
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"description": "Bad input: one line in 'detail' names it and the fix; nothing released or spent"},
+    401: {"description": "Missing or wrong API token"},
+    409: {"description": "A subject's budget would pass its cap: nothing released, nothing spent"},
+    413: {"description": "The body, a text or the number of texts is over the service's limits"},
+    503: {"description": "Busy: retry after 'Retry-After' seconds"},
+    504: {"description": "Ran past the time limit (see 'detail')"},
+}
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    async def bad_input(_request: Request, error: Exception) -> JSONResponse:
+        return JSONResponse({"detail": str(error)}, status_code=400)
+
+    async def over_budget(_request: Request, error: Exception) -> JSONResponse:
+        return JSONResponse({"detail": str(error)}, status_code=409)
+
+    async def internal(_request: Request, error: Exception) -> JSONResponse:
+        return JSONResponse({"detail": f"internal error ({error}); the service log has its traceback"},
+                            status_code=500)
+
+    async def invalid_body(_request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, RequestValidationError)
+        return JSONResponse({"detail": validation_line(error.errors())}, status_code=422)
+
+    app.add_exception_handler(TextveilError, bad_input)
+    app.add_exception_handler(BudgetExceeded, over_budget)
+    app.add_exception_handler(InternalError, internal)
+    app.add_exception_handler(RequestValidationError, invalid_body)
+
+
+def validation_line(errors: Any) -> str:
+    """FastAPI's validation errors in one line, without echoing the input (it may be a text).
+
+    >>> validation_line([{"loc": ("body", "texts"), "msg": "Field required", "type": "missing"}])
+    'texts: Field required'
+    """
+    parts = []
+    for error in errors:
+        if error.get("type") == "json_invalid":
+            reason = (error.get("ctx") or {}).get("error", "invalid JSON")
+            parts.append(f"the request body is not valid JSON ({reason})")
+            continue
+        where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
+        parts.append(f"{where}: {error.get('msg')}" if where else str(error.get("msg")))
+    return "; ".join(parts) or "the request does not fit the schema (see /docs)"

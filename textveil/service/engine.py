@@ -1,0 +1,333 @@
+"""What the service keeps for the life of its process, and the work each request does.
+
+The embeddings are loaded once; mechanisms are built once per (name, parameters) without a
+seed and cached; each request releases with its own copy (:meth:`Mechanism.with_params` with
+the request's seed, or ``seed=None``: fresh OS entropy), so no two requests share a random
+state. The copy keeps its resources (the embeddings and their neighbour index), so making it
+costs little.
+
+A release goes through the library exactly as a user's code would: ``build_mechanism``, then
+``sanitize_many`` or, with a budget ledger, ``release_with_budget``. No privacy logic lives here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from textveil.errors import InputError, InvalidParameterError, TextveilError
+from textveil.evaluation.releasing import HARNESS_OPTIONS, build_mechanism, check_mechanism_options
+from textveil.mechanisms.base import Mechanism
+from textveil.mechanisms.registry import MECHANISMS
+from textveil.privacy.guarantee import KINDS
+from textveil.privacy.ledger import DEFAULT_DATASET, BudgetLedger
+
+log = logging.getLogger("textveil.service")
+
+CALIBRATED = ("emp",)
+"""The mechanisms :func:`textveil.evaluation.calibration.calibrate` measures."""
+DEFAULT_CALIBRATION_GRID = (5.0, 7.5, 10.0, 12.5, 15.0, 20.0, 25.0, 30.0, 40.0)
+"""The epsilons the page's slider spans for emp (``textveil calibrate``'s range, finer)."""
+CALIBRATION_SAMPLE = {"samples": 200, "word_types": 20, "draws": 10, "seed": 0}
+"""The page's curve: a small seeded sample (about 4,000 nearest-word searches over the grid,
+a second or so on the default embeddings), computed once per process and cached."""
+MECHANISM_CACHE_SIZE = 64
+
+
+class Abandoned(Exception):
+    """Raised inside a release that its request gave up on (it timed out), before its spend is recorded."""
+
+
+def text_digest(text: str) -> str:
+    """What the logs say of a text: its SHA-256 prefix (never the text)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def describe_texts(texts: Sequence[str]) -> str:
+    """Lengths and digests of ``texts``, for a log line that never holds a text."""
+    shown = list(texts[:5])
+    more = f" (+{len(texts) - len(shown)} more)" if len(texts) > len(shown) else ""
+    return (f"{len(texts)} text(s), lengths {[len(t) for t in shown]}{more}, "
+            f"sha256 {[text_digest(t) for t in shown]}{more}")
+
+
+def finite_or_none(value: Any) -> Any:
+    """JSON has no NaN: a float that is not finite becomes null (recursively)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite_or_none(v) for v in value]
+    return value
+
+
+def release_refusal(name: str) -> str | None:
+    """Why the service cannot release text by text with mechanism ``name``, or None."""
+    cls = MECHANISMS.load(name)
+    if cls.corpus_level or cls.release_command:
+        command = cls.release_command or "textveil evaluate"
+        return f"{name} releases a whole corpus at once, not text by text; use '{command}' instead of the service"
+    if cls.needs_fit:
+        return (f"{name} must be trained first ('textveil train {name}') and released with 'textveil sanitize --model "
+                "DIR'; this service releases with mechanisms that need no training")
+    return cls.unavailable()
+
+
+def mechanism_listing() -> list[dict[str, Any]]:
+    """The registry as data (name, guarantee, description, parameters) and whether the service releases with each."""
+    listed = []
+    for entry in MECHANISMS.entries():
+        refusal = release_refusal(entry.name)
+        swept = entry.swept
+        listed.append({
+            "name": entry.name,
+            "guarantee": entry.guarantee,
+            "guarantee_words": KINDS.get(entry.guarantee, entry.guarantee),
+            "description": entry.description,
+            "parameters": [p.describe() for p in entry.parameters],
+            "swept": swept.name if swept else None,
+            "grid": list(DEFAULT_CALIBRATION_GRID if entry.name in CALIBRATED else entry.grid),
+            "calibration": entry.name in CALIBRATED,
+            "service": {"releases": refusal is None, "reason": refusal},
+        })
+    return listed
+
+
+@dataclass(frozen=True)
+class ReleaseOrder:
+    """One checked sanitise request."""
+
+    texts: list[str]
+    mechanism: str
+    options: dict[str, Any]
+    seed: int | None
+    subjects: list[str] | None
+    dataset: str
+    request_id: str | None
+
+
+def check_options(mechanism: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    """A request's mechanism parameters, checked by the mechanism's own spec (one-line errors)."""
+    entry = MECHANISMS.entry(mechanism)  # an unknown name fails with the valid ones
+    if not isinstance(parameters, dict):
+        raise InvalidParameterError("parameters must be a JSON object, e.g. {\"epsilon\": 20}")
+    options = dict(parameters)
+    if "seed" in options:
+        raise InvalidParameterError("give the seed as the request's 'seed', not in 'parameters'")
+    for name in HARNESS_OPTIONS:
+        if name in options:
+            raise InvalidParameterError(f"parameters.{name} is not taken by the service: its vocabulary is fixed "
+                                        "when it starts (textveil serve --embeddings)")
+    check_mechanism_options(mechanism, options)
+    for parameter in entry.parameters:
+        if parameter.required and parameter.name not in options:
+            raise InvalidParameterError(f"mechanism '{mechanism}' needs parameters.{parameter.name}: {parameter.help}")
+    return {name: entry.parameter(name).check(value) for name, value in options.items()}
+
+
+class Slots:
+    """At most ``limit`` heavy requests at once. A request waits briefly for a slot (the
+    caller's ``wait``); a slot is given back when the work itself ends, not when its request
+    gives up, so abandoned work still counts until it stops."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.busy = 0
+        self._lock = threading.Lock()
+
+    def try_acquire(self) -> bool:
+        with self._lock:
+            if self.busy >= self.limit:
+                return False
+            self.busy += 1
+            return True
+
+    def release(self) -> None:
+        with self._lock:
+            self.busy = max(0, self.busy - 1)
+
+
+class ServiceEngine:
+    """The process's embeddings, ledger and mechanism cache, and the releases themselves.
+
+    ``embeddings`` is a :class:`~textveil.embeddings.WordEmbeddings` or a spec for
+    :func:`~textveil.embeddings.load_embeddings` (``"default"`` or a vectors file), loaded on
+    first use (``textveil serve`` loads it before it listens).
+    """
+
+    def __init__(self, embeddings: Any, ledger: str | Path | None, concurrency: int) -> None:
+        self._embeddings_spec = embeddings
+        self._embeddings = None if isinstance(embeddings, (str, Path)) else embeddings
+        self._embeddings_lock = threading.Lock()
+        self.ledger = BudgetLedger(ledger) if ledger is not None else None
+        self.slots = Slots(concurrency)
+        self._mechanisms: OrderedDict[tuple[str, str], Mechanism] = OrderedDict()
+        self._mechanisms_lock = threading.Lock()
+        self._calibrations: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    # -- resources, loaded once ----------------------------------------------------------
+
+    def embeddings(self) -> Any:
+        if self._embeddings is None:
+            with self._embeddings_lock:
+                if self._embeddings is None:
+                    from textveil.embeddings import load_embeddings
+
+                    self._embeddings = load_embeddings(str(self._embeddings_spec), log=log.info)
+        return self._embeddings
+
+    def mechanism(self, name: str, options: dict[str, Any]) -> Mechanism:
+        """The cached mechanism for ``(name, options)``, built without a seed (never released with itself)."""
+        key = (name, json.dumps(options, sort_keys=True, default=str))
+        with self._mechanisms_lock:
+            cached = self._mechanisms.get(key)
+            if cached is not None:
+                self._mechanisms.move_to_end(key)
+                return cached
+        cls = MECHANISMS.load(name)
+        embeddings = self.embeddings() if "embeddings" in getattr(cls, "resources", ()) else None
+        built = build_mechanism(name, options, embeddings, seed=None)
+        with self._mechanisms_lock:
+            self._mechanisms[key] = built
+            while len(self._mechanisms) > MECHANISM_CACHE_SIZE:
+                self._mechanisms.popitem(last=False)
+        return built
+
+    def for_request(self, name: str, options: dict[str, Any], seed: int | None) -> Mechanism:
+        """A copy of the cached mechanism with this request's own random state."""
+        return self.mechanism(name, options).with_params(seed=seed)
+
+    # -- the work of a request (in a worker thread) ----------------------------------------
+
+    def release(self, order: ReleaseOrder, abandoned: threading.Event) -> dict[str, Any]:
+        """Release ``order``'s texts; with a ledger, through ``release_with_budget`` (refused
+        before any randomness when a subject's cap would be passed; spent once per request_id)."""
+        refusal = release_refusal(order.mechanism)
+        if refusal:
+            raise InvalidParameterError(refusal)
+        engine = self.for_request(order.mechanism, order.options, order.seed)
+
+        def progress(_done: int) -> None:
+            if abandoned.is_set():  # the request timed out: stop before anything is recorded
+                raise Abandoned()
+
+        spent: dict[str, float] = {}
+        unit = None
+        if order.subjects is not None:
+            from textveil.release.budgeted import release_with_budget
+
+            assert self.ledger is not None
+            done = release_with_budget(engine, order.texts, order.subjects, self.ledger, dataset=order.dataset,
+                                       request_id=order.request_id, progress=progress)
+            records, replayed = done.records, done.replayed
+            for spend in done.spends:
+                spent[spend.subject] = spent.get(spend.subject, 0.0) + float(spend.amount)
+                unit = spend.unit
+            budget = {subject: self.ledger.remaining(subject, order.dataset) for subject in dict.fromkeys(order.subjects)}
+        else:
+            releases = engine.sanitize_many(order.texts, progress=progress)
+            records, replayed, budget = [r.to_dict() for r in releases], False, None
+        kind = records[0]["guarantee"]["kind"] if records else MECHANISMS.entry(order.mechanism).guarantee
+        response = {
+            "mechanism": order.mechanism,
+            "parameters": {k: v for k, v in engine.public_params().items() if k != "seed" or order.seed is not None},
+            "releases": records,
+            "guarantees": [record["guarantee"].get("statement") or KINDS[record["guarantee"]["kind"]]
+                           for record in records],
+            "guarantee_kind": KINDS.get(kind, kind),
+            "budget": budget,
+            "spent": {"unit": unit, "subjects": spent} if order.subjects is not None else None,
+            "dataset": order.dataset if order.subjects is not None else None,
+            "replayed": replayed,
+            "request_id": order.request_id,
+        }
+        return finite_or_none(response)
+
+    def calibrate(self, mechanism: str, grid: Sequence[float] | None, options: dict[str, Any], text: str | None,
+                  *, samples: int, word_types: int, draws: int, seed: int | None,
+                  abandoned: threading.Event) -> dict[str, Any]:
+        """emp's calibration curve (unchanged fraction, distinct substitutes) over ``grid``, on
+        tokens of ``text`` or, without text, Zipf-weighted vocabulary words (cached when seeded)."""
+        from textveil.evaluation.calibration import calibrate
+        from textveil.text.tokenize import find_words, word_key
+
+        if mechanism not in CALIBRATED:
+            raise InvalidParameterError(
+                f"calibration measures {', '.join(CALIBRATED)} only (what its epsilon does to words); measure "
+                f"{mechanism}'s risk and utility with 'textveil evaluate'")
+        unknown = sorted(set(options) - {"decode"})
+        if unknown:
+            raise InvalidParameterError(f"calibration takes parameters.decode only, not {', '.join(unknown)}")
+        values = list(grid if grid else DEFAULT_CALIBRATION_GRID)
+        decode = options.get("decode", "exact")
+        key = json.dumps([values, decode, samples, word_types, draws, seed])
+        if text is None and seed is not None and key in self._calibrations:
+            return self._calibrations[key]
+        corpus_words = None
+        if text is not None:
+            corpus_words = [word_key(w) for w in find_words(text)]
+            if not corpus_words:
+                raise InputError("the text holds no words to calibrate on; give text with words, or none")
+
+        def progress(_done: int) -> None:
+            if abandoned.is_set():
+                raise Abandoned()
+
+        table = self.embeddings()
+        points = calibrate(table, values, corpus_words, samples=samples, word_types=word_types, draws=draws,
+                           decode=decode, seed=seed, progress=progress)
+        result = finite_or_none({
+            "mechanism": mechanism,
+            "parameter": "epsilon",
+            "embeddings": table.name,
+            "tokens_from": "your text" if corpus_words else "the vocabulary (Zipf-weighted)",
+            "points": [p.to_dict() for p in points],
+            "slider": {"min": min(values), "max": max(values)},
+        })
+        if text is None and seed is not None:
+            self._calibrations[key] = result
+            while len(self._calibrations) > 16:
+                self._calibrations.popitem(last=False)
+        return result
+
+    def warm_calibration(self) -> None:
+        """Compute the page's default curve now (``textveil serve`` does, in the background)."""
+        try:
+            self.calibrate("emp", None, {}, None, **CALIBRATION_SAMPLE, abandoned=threading.Event())
+        except Exception as error:  # noqa: BLE001 - a warm-up that fails is done again on request
+            log.warning("calibration warm-up failed (%s); it is computed on request", type(error).__name__)
+
+    def budget(self, subject: str, dataset: str | None) -> dict[str, Any]:
+        if self.ledger is None:
+            raise LookupError("no ledger")
+        where = dataset or DEFAULT_DATASET
+        return {"subject": subject, "dataset": where, "spent": self.ledger.spent(subject, where),
+                "cap": self.ledger.cap(subject, where), "remaining": self.ledger.remaining(subject, where)}
+
+
+def run_logged(work: Callable[[], Any], what: str) -> Any:
+    """Run ``work``; an unexpected error is logged by its type and traceback only (its message
+    may quote a text) and raised again as :class:`InternalError`."""
+    try:
+        return work()
+    except (TextveilError, Abandoned):
+        raise
+    except Exception as error:  # noqa: BLE001 - anything else is a bug, reported without its message
+        import traceback
+
+        frames = "".join(traceback.format_tb(error.__traceback__))
+        log.error("%s failed with %s (message withheld: it may quote a text)\n%s", what, type(error).__name__, frames)
+        raise InternalError(type(error).__name__) from None
+
+
+class InternalError(Exception):
+    """An unexpected failure; its message is the exception's type only."""
