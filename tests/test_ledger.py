@@ -281,3 +281,16 @@ def test_cli_subject_field_and_option_errors(tmp_path, vectors, capsys, monkeypa
     assert not ledger.exists() or BudgetLedger(ledger).spends() == []
     code, _, err = run_cli(["budget", "show", "--ledger", str(tmp_path / "none.sqlite")], capsys, monkeypatch)
     assert code == 2 and "does not exist" in err
+
+
+def test_a_request_id_reused_for_another_request_is_refused(tmp_path, toy_word_embeddings):
+    from textveil.privacy.ledger import RequestConflict
+
+    ledger = BudgetLedger(tmp_path / "l.sqlite")
+    emp = EarthMoversPrivacy(8, toy_word_embeddings)
+    release_with_budget(emp, ["the market rallied"], ["ann"], ledger, request_id="r1")
+    for texts, subjects, mechanism in ((["the bank fell"], ["ann"], emp), (["the market rallied"], ["bob"], emp),
+                                       (["the market rallied"], ["ann"], emp.with_params(epsilon=9))):
+        with pytest.raises(RequestConflict, match="'r1' was used before"):
+            release_with_budget(mechanism, texts, subjects, ledger, request_id="r1")
+    assert ledger.spent("ann") == 8 and ledger.spent("bob") == 0

@@ -58,7 +58,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS caps (
     dataset TEXT NOT NULL, subject TEXT NOT NULL, cap REAL NOT NULL, PRIMARY KEY (dataset, subject));
 CREATE TABLE IF NOT EXISTS requests (
-    request_id TEXT PRIMARY KEY, created REAL NOT NULL, response TEXT NOT NULL);
+    request_id TEXT PRIMARY KEY, created REAL NOT NULL, response TEXT NOT NULL, digest TEXT);
 CREATE TABLE IF NOT EXISTS spends (
     id INTEGER PRIMARY KEY AUTOINCREMENT, dataset TEXT NOT NULL, subject TEXT NOT NULL, amount REAL NOT NULL,
     unit TEXT NOT NULL, mechanism TEXT NOT NULL, request_id TEXT, created REAL NOT NULL);
@@ -68,6 +68,10 @@ CREATE INDEX IF NOT EXISTS spends_by_subject ON spends (dataset, subject);
 
 class BudgetExceeded(InputError):
     """A spend that would take a subject past its cap; nothing was spent."""
+
+
+class RequestConflict(InputError):
+    """A request id recorded before with another request: nothing was released or spent."""
 
 
 @dataclass(frozen=True)
@@ -179,16 +183,17 @@ class BudgetLedger:
         with self._connection() as connection:
             _check(connection, spends)
 
-    def record(self, spends: Sequence[Spend], *, request_id: str | None = None, response: Any = None) -> Recorded:
+    def record(self, spends: Sequence[Spend], *, request_id: str | None = None, response: Any = None,
+               digest: str | None = None) -> Recorded:
         """Spend, all or nothing, in one transaction, with the release's ``response`` (JSON data)
         stored under ``request_id``. A request recorded before is not spent again: its stored
-        response comes back (``replayed``)."""
+        response comes back (``replayed``); ``digest`` (of what was asked) tells a retry from
+        another request that reuses the id (:class:`RequestConflict`)."""
         with self._transaction() as connection:
             if request_id is not None:
-                row = connection.execute("SELECT response FROM requests WHERE request_id = ?",
-                                         (request_id,)).fetchone()
-                if row is not None:
-                    return Recorded(True, json.loads(row[0]))
+                found = _replay(connection, request_id, digest)
+                if found is not None:
+                    return found
             _check(connection, spends)
             now = time.time()
             connection.executemany(
@@ -196,14 +201,15 @@ class BudgetLedger:
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [(s.dataset, s.subject, float(s.amount), s.unit, s.mechanism, request_id, now) for s in spends])
             if request_id is not None:
-                connection.execute("INSERT INTO requests VALUES (?, ?, ?)", (request_id, now, json.dumps(response)))
+                connection.execute("INSERT INTO requests VALUES (?, ?, ?, ?)",
+                                   (request_id, now, json.dumps(response), digest))
         return Recorded(False, response)
 
-    def replay(self, request_id: str) -> Recorded | None:
-        """A recorded request with its stored response, or None if it was never recorded."""
+    def replay(self, request_id: str, digest: str | None = None) -> Recorded | None:
+        """A recorded request with its stored response, or None if it was never recorded; a
+        recorded request with another ``digest`` is a :class:`RequestConflict`."""
         with self._connection() as connection:
-            row = connection.execute("SELECT response FROM requests WHERE request_id = ?", (request_id,)).fetchone()
-        return None if row is None else Recorded(True, json.loads(row[0]))
+            return _replay(connection, request_id, digest)
 
     # -- reading ------------------------------------------------------------------------
 
@@ -233,6 +239,16 @@ class BudgetLedger:
                                       "FROM spends ORDER BY id").fetchall()
         keys = ("id", "dataset", "subject", "amount", "unit", "mechanism", "request_id", "created")
         return [dict(zip(keys, row)) for row in rows]
+
+
+def _replay(connection: sqlite3.Connection, request_id: str, digest: str | None) -> Recorded | None:
+    row = connection.execute("SELECT response, digest FROM requests WHERE request_id = ?", (request_id,)).fetchone()
+    if row is None:
+        return None
+    if digest is not None and row[1] is not None and row[1] != digest:
+        raise RequestConflict(f"request id '{request_id}' was used before for another request; give every request "
+                              "its own id (a retry of the same request may reuse it)")
+    return Recorded(True, json.loads(row[0]))
 
 
 def _cap(connection: sqlite3.Connection, dataset: str, subject: str) -> float | None:

@@ -54,6 +54,17 @@ def planned_spends(mechanism: Mechanism, subjects: Sequence[str], dataset: str =
     return [Spend(str(subject), amount, unit, mechanism.name, dataset) for subject in subjects]
 
 
+def request_digest(mechanism: Mechanism, texts: Sequence[str], subjects: Sequence[str], dataset: str) -> str:
+    """A digest of what a request asks (the mechanism's public fingerprint, the texts, their
+    subjects, the dataset): a retry has the same, another request reusing the id does not."""
+    import hashlib
+    import json
+
+    asked = json.dumps([mechanism.fingerprint(), list(texts), [str(s) for s in subjects], dataset], sort_keys=True,
+                       default=str)
+    return hashlib.sha256(asked.encode("utf-8")).hexdigest()
+
+
 def release_with_budget(mechanism: Mechanism, texts: Sequence[str], subjects: Sequence[str], ledger: BudgetLedger,
                         *, dataset: str = DEFAULT_DATASET, request_id: str | None = None,
                         progress: ProgressCallback | None = None) -> BudgetedRelease:
@@ -62,8 +73,10 @@ def release_with_budget(mechanism: Mechanism, texts: Sequence[str], subjects: Se
     transaction (all or nothing). A ``request_id`` seen before returns its stored release."""
     if len(subjects) != len(texts):
         raise InvalidParameterError(f"{len(subjects)} subjects for {len(texts)} texts: give one subject per text")
+    digest = None
     if request_id is not None:
-        stored = ledger.replay(request_id)
+        digest = request_digest(mechanism, texts, subjects, dataset)
+        stored = ledger.replay(request_id, digest)
         if stored is not None:
             return BudgetedRelease(stored.response, [], replayed=True)
     spends = planned_spends(mechanism, subjects, dataset)
@@ -72,7 +85,7 @@ def release_with_budget(mechanism: Mechanism, texts: Sequence[str], subjects: Se
     records = [release.to_dict() for release in releases]
     # Checked again inside the transaction: a release that lost a race for the budget is
     # discarded here, never returned.
-    recorded = ledger.record(spends, request_id=request_id, response=records)
+    recorded = ledger.record(spends, request_id=request_id, response=records, digest=digest)
     if recorded.replayed:  # another process recorded this request meanwhile: its release stands
         return BudgetedRelease(recorded.response, [], replayed=True)
     return BudgetedRelease(records, spends, releases=releases)

@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from textveil.errors import InputError, InvalidParameterError, TextveilError
-from textveil.privacy.ledger import DEFAULT_DATASET, EVERY, BudgetExceeded
+from textveil.privacy.ledger import DEFAULT_DATASET, EVERY, BudgetExceeded, RequestConflict
 from textveil.service.engine import (
     CALIBRATION_SAMPLE,
     InternalError,
@@ -392,6 +392,7 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     app.add_exception_handler(TextveilError, bad_input)
     app.add_exception_handler(BudgetExceeded, over_budget)
+    app.add_exception_handler(RequestConflict, over_budget)  # the ledger's state forbids it: 409 too
     app.add_exception_handler(InternalError, internal)
     app.add_exception_handler(RequestValidationError, invalid_body)
 
