@@ -457,3 +457,23 @@ def test_texts_never_reach_the_logs(toy_word_embeddings, tmp_path, monkeypatch, 
         assert word not in logged and word.lower() not in logged
     served = "\n".join(r.getMessage() for r in caplog.records if not r.name.startswith("httpx"))  # not the client's
     assert "author-7" not in served, "a subject in the path is logged by its route template only"
+
+
+def test_a_trained_model_is_loaded_once_and_released_with(toy_word_embeddings, tmp_path):
+    """ER-AE needs its trained model: refused without `serve --model`, released with it."""
+    from textveil.mechanisms.autoencoder import ERAE
+
+    texts = ["the market rallied today", "the bank shares fell", "the economy grew this quarter"] * 4
+    folder = ERAE(5.0, toy_word_embeddings, hidden=16, layers=1, max_length=8, epochs=1, pretrain_epochs=1, batch_size=4, seed=0,
+                  device="cpu").train(texts).save(tmp_path / "erae")
+    body = {"texts": ["the bank rallied"], "mechanism": "erae", "parameters": {"epsilon": 3}}
+    refused = make_client(toy_word_embeddings).post("/v1/sanitize", json=body)
+    assert refused.status_code == 400 and "--model" in refused.json()["detail"]
+    served = make_client(toy_word_embeddings, models=(folder,))
+    response = served.post("/v1/sanitize", json=body)
+    assert response.status_code == 200, response.text
+    released = response.json()["releases"][0]
+    assert released["guarantee"]["kind"] == "dp" and released["guarantee"]["epsilon"] == 3.0
+    assert len(released["text"].split()) == 3
+    listed = {m["name"]: m["service"]["releases"] for m in served.get("/v1/mechanisms").json()["mechanisms"]}
+    assert listed["erae"] is True and listed["aedp"] is False

@@ -58,6 +58,8 @@ def serve(
     concurrency: Optional[int] = typer.Option(
         None, help="Releases at once (default: twice the CPUs); more wait up to 2 s, then get 503."),
     timeout: float = typer.Option(30.0, help="Seconds a request may take (longer: 504)."),
+    models: Optional[list[Path]] = typer.Option(
+        None, "--model", help="A trained mechanism's folder ('textveil train') to release with (repeatable)."),
 ) -> None:
     """Run the local service: the HTTP API (/v1, docs at /docs) and the web page (/, /results)."""
     from textveil.service import ServiceSettings, run_service
@@ -66,7 +68,7 @@ def serve(
     settings = ServiceSettings(
         ledger=ledger, api_token=read_token(token_file), max_body_bytes=max_body_bytes, max_text_chars=max_text_chars,
         max_texts=max_texts, request_timeout=timeout, cors_origins=tuple(cors_origins or ()), embeddings=embeddings,
-        **options)
+        models=tuple(models or ()), **options)
     run_service(host, port, settings)
 
 

@@ -101,6 +101,8 @@ class ServiceSettings:
     queue_seconds: float = 2.0
     cors_origins: tuple[str, ...] = ()
     embeddings: Any = "default"
+    models: tuple[str | Path, ...] = ()
+    """Folders of trained mechanisms (ER-AE, AE-DP) to release with, loaded once."""
 
     def __post_init__(self) -> None:
         for name in ("max_body_bytes", "max_text_chars", "max_texts", "concurrency"):
@@ -170,7 +172,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     from textveil import __version__
 
     settings = settings or ServiceSettings()
-    engine = ServiceEngine(settings.embeddings, settings.ledger, settings.concurrency)
+    engine = ServiceEngine(settings.embeddings, settings.ledger, settings.concurrency, settings.models)
     middleware = []
     if settings.cors_origins:  # none unless asked: a browser page elsewhere cannot call the service
         from fastapi.middleware.cors import CORSMiddleware
@@ -256,7 +258,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
                     raise InvalidParameterError(f"a subject or dataset must be a non-empty name other than "
                                                 f"'{EVERY}', got {name!r}")
         options = check_options(mechanism, parameters)
-        refusal = release_refusal(mechanism)
+        refusal = release_refusal(mechanism, engine.trained)
         if refusal:
             raise InvalidParameterError(refusal)
         from textveil.mechanisms.registry import MECHANISMS
@@ -319,7 +321,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     @v1.get("/mechanisms", summary="The mechanisms: guarantee, description, parameters")
     async def mechanisms() -> dict[str, Any]:
         if not listing:
-            listing.extend(await run_in_threadpool(mechanism_listing))
+            listing.extend(await run_in_threadpool(mechanism_listing, engine.trained))
         return {"mechanisms": listing}
 
     @v1.post("/calibrate", summary="What an epsilon does to words (emp)", responses=_ERRORS)

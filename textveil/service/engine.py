@@ -70,23 +70,24 @@ def finite_or_none(value: Any) -> Any:
     return value
 
 
-def release_refusal(name: str) -> str | None:
-    """Why the service cannot release text by text with mechanism ``name``, or None."""
+def release_refusal(name: str, trained: Sequence[str] = ()) -> str | None:
+    """Why the service cannot release text by text with mechanism ``name``, or None;
+    ``trained``: the mechanisms whose trained models the service loaded (``serve --model``)."""
     cls = MECHANISMS.load(name)
     if cls.corpus_level or cls.release_command:
         command = cls.release_command or "textveil evaluate"
         return f"{name} releases a whole corpus at once, not text by text; use '{command}' instead of the service"
-    if cls.needs_fit:
-        return (f"{name} must be trained first ('textveil train {name}') and released with 'textveil sanitize --model "
-                "DIR'; this service releases with mechanisms that need no training")
+    if cls.needs_fit and name not in trained:
+        return (f"{name} must be trained first ('textveil train {name}') and the service started with its model "
+                f"('textveil serve --model DIR')")
     return cls.unavailable()
 
 
-def mechanism_listing() -> list[dict[str, Any]]:
+def mechanism_listing(trained: Sequence[str] = ()) -> list[dict[str, Any]]:
     """The registry as data (name, guarantee, description, parameters) and whether the service releases with each."""
     listed = []
     for entry in MECHANISMS.entries():
-        refusal = release_refusal(entry.name)
+        refusal = release_refusal(entry.name, trained)
         swept = entry.swept
         listed.append({
             "name": entry.name,
@@ -164,7 +165,10 @@ class ServiceEngine:
     first use (``textveil serve`` loads it before it listens).
     """
 
-    def __init__(self, embeddings: Any, ledger: str | Path | None, concurrency: int) -> None:
+    def __init__(self, embeddings: Any, ledger: str | Path | None, concurrency: int,
+                 models: Sequence[str | Path] = ()) -> None:
+        self._model_folders = [Path(folder) for folder in models]
+        self._models: dict[str, Mechanism] | None = None
         self._embeddings_spec = embeddings
         self._embeddings = None if isinstance(embeddings, (str, Path)) else embeddings
         self._embeddings_lock = threading.Lock()
@@ -185,17 +189,39 @@ class ServiceEngine:
                     self._embeddings = load_embeddings(str(self._embeddings_spec), log=log.info)
         return self._embeddings
 
+    def models(self) -> dict[str, Mechanism]:
+        """The trained mechanisms of ``serve --model``, by name, loaded once (with the embeddings)."""
+        if self._models is None:
+            from textveil.mechanisms.base import saved_mechanism_name
+
+            loaded: dict[str, Mechanism] = {}
+            for folder in self._model_folders:
+                name = saved_mechanism_name(folder)
+                if name in loaded:
+                    raise InputError(f"two --model folders hold a trained {name}; serve one model per mechanism")
+                loaded[name] = Mechanism.load(folder, embeddings=self.embeddings())
+            self._models = loaded
+        return self._models
+
+    @property
+    def trained(self) -> list[str]:
+        return sorted(self.models())
+
     def mechanism(self, name: str, options: dict[str, Any]) -> Mechanism:
-        """The cached mechanism for ``(name, options)``, built without a seed (never released with itself)."""
+        """The cached mechanism for ``(name, options)``, built without a seed (never released with
+        itself); a trained one is the loaded model with these parameters."""
         key = (name, json.dumps(options, sort_keys=True, default=str))
         with self._mechanisms_lock:
             cached = self._mechanisms.get(key)
             if cached is not None:
                 self._mechanisms.move_to_end(key)
                 return cached
-        cls = MECHANISMS.load(name)
-        embeddings = self.embeddings() if "embeddings" in getattr(cls, "resources", ()) else None
-        built = build_mechanism(name, options, embeddings, seed=None)
+        if name in self.models():
+            built = self.models()[name].with_params(**options, seed=None)
+        else:
+            cls = MECHANISMS.load(name)
+            embeddings = self.embeddings() if "embeddings" in getattr(cls, "resources", ()) else None
+            built = build_mechanism(name, options, embeddings, seed=None)
         with self._mechanisms_lock:
             self._mechanisms[key] = built
             while len(self._mechanisms) > MECHANISM_CACHE_SIZE:
@@ -211,7 +237,7 @@ class ServiceEngine:
     def release(self, order: ReleaseOrder, abandoned: threading.Event) -> dict[str, Any]:
         """Release ``order``'s texts; with a ledger, through ``release_with_budget`` (refused
         before any randomness when a subject's cap would be passed; spent once per request_id)."""
-        refusal = release_refusal(order.mechanism)
+        refusal = release_refusal(order.mechanism, self.trained)
         if refusal:
             raise InvalidParameterError(refusal)
         engine = self.for_request(order.mechanism, order.options, order.seed)

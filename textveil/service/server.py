@@ -54,6 +54,8 @@ def run_service(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, settings: Se
     app = create_app(settings)
     # Loaded now: a bad file fails here, and the first request does not wait for it.
     log.info("embeddings: %s", app.state.engine.embeddings())
+    for name, model in app.state.engine.models().items():
+        log.info("trained %s loaded: %s", name, model.fingerprint().get("training_data"))
     threading.Thread(target=app.state.engine.warm_calibration, name="calibration warm-up", daemon=True).start()
     shown = f"[{host}]" if ":" in host else host
     log.info("textveil service on http://%s:%d/ (API docs /docs; token %s; ledger %s)", shown, port,
