@@ -1,0 +1,240 @@
+"""Load test of `textveil serve` (issue 13): concurrent clients against real server processes on
+127.0.0.1, with the budget ledger's books checked to the last spend.
+
+Three phases, each with its own ledger file:
+
+1. **steady**: one server, N clients, R requests of ~100-word texts: throughput (words/s), p50 and
+   p99 latency, errors; beside it, in the same run, the library's own words/s on the same texts
+   (``sanitize_many`` in this process), and their ratio;
+2. **killed**: the same load, the server SIGKILLed at a random point and restarted; clients
+   retry what failed with the same ``request_id`` (idempotent), so every request ends accepted or
+   refused exactly once;
+3. **shared**: two server processes on one ledger file, clients alternating between them.
+
+After each phase the ledger's totals must equal, exactly, the sum of the spends the clients saw
+accepted (a cap makes some requests refused; refused ones must spend nothing).
+
+    .venv/bin/python benchmarks/load_service.py [--clients 8] [--requests 2000] [--words 100]
+
+Texts come from ../shared/data/blog_short (cut to ~100 words), or, without it, from English word
+frequencies. Prints one JSON object; writes it to docs/results/service/load.json with --write.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import platform
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+EPSILON = 10.0
+SUBJECTS = 40
+CAP = 600.0  # per subject: 60 releases at epsilon 10; 2,000 requests over 40 subjects ask for 50 each
+
+
+def texts_of(words: int, count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    source = ROOT.parent / "shared" / "data" / "blog_short" / "blog_short.jsonl"
+    pool: list[str] = []
+    if source.is_file():
+        with source.open(encoding="utf-8") as handle:
+            for line in handle:
+                pool.extend(json.loads(line)["text"].split())
+                if len(pool) > words * count * 2:
+                    break
+    if len(pool) < words * 10:
+        from wordfreq import top_n_list, word_frequency
+
+        vocabulary = top_n_list("en", 5000)
+        weights = [word_frequency(w, "en") for w in vocabulary]
+        pool = rng.choices(vocabulary, weights, k=words * count)
+    starts = [rng.randrange(0, len(pool) - words) for _ in range(count)]
+    return [" ".join(pool[s:s + words]) for s in starts]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(port: int, ledger: Path) -> subprocess.Popen:
+    command = [str(ROOT / ".venv" / "bin" / "textveil"), "serve", "--host", "127.0.0.1", "--port", str(port),
+               "--ledger", str(ledger)]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    import httpx
+
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    server.kill()
+    raise SystemExit(f"the server on port {port} did not come up in 120 s")
+
+
+class Books:
+    """What the clients saw: accepted spends per request (each request counted once)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.accepted: dict[str, float] = {}
+        self.refused: set[str] = set()
+        self.latencies: list[float] = []
+        self.errors = 0
+        self.retries = 0
+
+
+def run_clients(ports: list[int], texts: list[str], clients: int, books: Books,
+                on_progress=None) -> float:
+    """Every text sent once (retried with its request_id until the server answers); seconds."""
+    import httpx
+
+    def one(index: int) -> None:
+        port = ports[index % len(ports)]
+        body = {"texts": [texts[index]], "mechanism": "emp", "parameters": {"epsilon": EPSILON},
+                "subject": f"s{index % SUBJECTS}", "request_id": f"req-{index}"}
+        with httpx.Client(timeout=60) as client:
+            for attempt in range(200):
+                started = time.perf_counter()
+                try:
+                    response = client.post(f"http://127.0.0.1:{port}/v1/sanitize", json=body)
+                except httpx.HTTPError:
+                    with books.lock:
+                        books.retries += 1
+                    time.sleep(0.25)  # the server is down (killed): retry the same request
+                    continue
+                elapsed = time.perf_counter() - started
+                with books.lock:
+                    if response.status_code == 200:
+                        books.accepted[body["request_id"]] = EPSILON
+                        books.latencies.append(elapsed)
+                    elif response.status_code in (402, 403, 409) and "cap" in response.text:
+                        books.refused.add(body["request_id"])
+                        books.latencies.append(elapsed)
+                    elif response.status_code == 503:
+                        books.retries += 1
+                        time.sleep(0.05)
+                        continue
+                    else:
+                        books.errors += 1
+                if on_progress:
+                    on_progress()
+                return
+        with books.lock:
+            books.errors += 1
+
+    started = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+        list(pool.map(one, range(len(texts))))
+    return time.perf_counter() - started
+
+
+def ledger_total(ledger: Path) -> tuple[float, int]:
+    sys.path.insert(0, str(ROOT))
+    from textveil.privacy.ledger import BudgetLedger
+
+    spends = BudgetLedger(ledger).spends()
+    return sum(s["amount"] for s in spends), len(spends)
+
+
+def set_cap(ledger: Path) -> None:
+    from textveil.privacy.ledger import BudgetLedger
+
+    BudgetLedger(ledger).set_cap(CAP)
+
+
+def phase(name: str, texts: list[str], clients: int, folder: Path, servers: int = 1, kill: bool = False) -> dict:
+    ledger = folder / f"{name}.sqlite"
+    set_cap(ledger)
+    ports = [free_port() for _ in range(servers)]
+    processes = [start_server(port, ledger) for port in ports]
+    books = Books()
+    done = [0]
+    kill_at = random.Random(7).randrange(len(texts) // 4, len(texts) // 2) if kill else None
+    restarted = threading.Event()
+
+    def progress() -> None:
+        done[0] += 1
+        if kill_at is not None and done[0] == kill_at and not restarted.is_set():
+            restarted.set()
+            processes[0].send_signal(signal.SIGKILL)
+            processes[0].wait()
+            processes[0] = start_server(ports[0], ledger)
+
+    seconds = run_clients(ports, texts, clients, books, progress)
+    for process in processes:
+        process.terminate()
+        process.wait(timeout=30)
+    total, rows = ledger_total(ledger)
+    accepted = sum(books.accepted.values())
+    latencies = np.array(books.latencies)
+    words = sum(len(texts[int(r.split("-")[1])].split()) for r in books.accepted)
+    return {
+        "phase": name, "servers": servers, "killed_and_restarted": bool(kill), "requests": len(texts),
+        "clients": clients, "accepted": len(books.accepted), "refused_at_cap": len(books.refused),
+        "errors": books.errors, "retries": books.retries, "seconds": round(seconds, 2),
+        "requests_per_second": round(len(texts) / seconds, 1), "words_per_second": round(words / seconds, 1),
+        "latency_p50_s": round(float(np.percentile(latencies, 50)), 4),
+        "latency_p99_s": round(float(np.percentile(latencies, 99)), 4),
+        "ledger_total": total, "ledger_rows": rows, "accepted_spends_total": accepted,
+        "books_exact": total == accepted and rows == len(books.accepted),
+    }
+
+
+def library_words_per_second(texts: list[str]) -> float:
+    """The library alone, in this process, on the same texts: the bar the service is held to."""
+    from textveil.mechanisms.registry import make_mechanism
+
+    engine = make_mechanism("emp", epsilon=EPSILON)
+    engine.sanitize_many(texts[:20])  # load the embeddings and build the index first
+    started = time.perf_counter()
+    engine.sanitize_many(texts)
+    return sum(len(t.split()) for t in texts) / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--words", type=int, default=100)
+    parser.add_argument("--phases", default="steady,killed,shared")
+    parser.add_argument("--write", action="store_true", help="also write docs/results/service/load.json")
+    args = parser.parse_args()
+    texts = texts_of(args.words, args.requests, seed=1)
+    library = library_words_per_second(texts)
+    results = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+               "python": platform.python_version(), "library_words_per_second": round(library, 1), "phases": []}
+    with tempfile.TemporaryDirectory() as folder:
+        for name in args.phases.split(","):
+            result = phase(name, texts, args.clients, Path(folder), servers=2 if name == "shared" else 1,
+                           kill=name == "killed")
+            result["ratio_to_library"] = round(result["words_per_second"] / library, 3)
+            results["phases"].append(result)
+            print(json.dumps(result), file=sys.stderr, flush=True)
+    print(json.dumps(results, indent=2))
+    if args.write:
+        target = ROOT / "docs" / "results" / "service" / "load.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    if not all(p["books_exact"] and p["errors"] == 0 for p in results["phases"]):
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
