@@ -22,6 +22,8 @@ from textveil.cli_budget import plan_budget, register_budget_commands, report_bu
 from textveil.cli_models import register_model_commands
 from textveil.cli_pivot import attack_frequency, pivot_app
 from textveil.cli_support import (
+    Layout,
+    OutputFormat,
     given_options,
     load_cli_embeddings,
     mechanism_of,
@@ -44,19 +46,9 @@ embeddings_app = typer.Typer(help="Build and inspect word embeddings.", no_args_
 app.add_typer(embeddings_app, name="embeddings")
 
 
-class OutputFormat(str, Enum):
-    text = "text"
-    json = "json"
-
-
 class Decoder(str, Enum):
     exact = "exact"
     approx = "approx"
-
-
-class Layout(str, Enum):
-    public = "public"
-    keep = "keep"
 
 
 class OovPolicy(str, Enum):

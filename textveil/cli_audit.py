@@ -11,7 +11,6 @@ lives here.
 from __future__ import annotations
 
 import json
-from enum import Enum
 from pathlib import Path
 from typing import Optional
 
@@ -19,18 +18,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from textveil.cli_support import given_options, load_cli_embeddings, mechanism_of, progress_bar, require_parameters, stderr
+from textveil.cli_support import (
+    Layout,
+    OutputFormat,
+    given_options,
+    load_cli_embeddings,
+    mechanism_of,
+    progress_bar,
+    require_parameters,
+    stderr,
+)
 from textveil.errors import InputError
-
-
-class AuditFormat(str, Enum):
-    text = "text"
-    json = "json"
-
-
-class AuditLayout(str, Enum):
-    public = "public"
-    keep = "keep"
 
 
 def audit(
@@ -38,7 +36,7 @@ def audit(
         None, "--mechanism", "-m", help="Mechanism to audit (see 'textveil mechanisms'); default: emp, or --model's."),
     model: Optional[Path] = typer.Option(None, "--model", help="A trained mechanism's folder ('textveil train')."),
     epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help="Privacy parameter per token (> 0)."),
-    layout: Optional[AuditLayout] = typer.Option(None, help="public or keep (as in 'textveil sanitize')."),
+    layout: Optional[Layout] = typer.Option(None, help="public or keep (as in 'textveil sanitize')."),
     bag_of_words: bool = typer.Option(False, help="emp: audit the sorted bag-of-words output."),
     settings: Optional[list[str]] = typer.Option(None, "--set", help="Any other parameter, NAME=VALUE (repeatable)."),
     embeddings: str = typer.Option("default", help="'default' or a word2vec/GloVe/fastText vectors file."),
@@ -53,7 +51,7 @@ def audit(
     trials: int = typer.Option(5000, help="Releases of each input per stage (three stages: train, choose, count)."),
     confidence: float = typer.Option(0.99, help="Confidence of the whole audit (split over its pairs)."),
     seed: Optional[int] = typer.Option(None, help="Seed for a reproducible audit (default: OS entropy)."),
-    fmt: AuditFormat = typer.Option(AuditFormat.text, "--format", help="text (a table) or json (one object)."),
+    fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text (a table) or json (one object)."),
     report: Optional[Path] = typer.Option(
         None, "--report", help="Also write audit.json, audit.md and audit.png (claimed against audited) here."),
 ) -> None:
@@ -93,7 +91,7 @@ def audit(
 
         written = write_audit_report(data, report)
         stderr.print(f"report: {', '.join(str(p) for p in written.values())}", markup=False)
-    if fmt is AuditFormat.json:
+    if fmt is OutputFormat.json:
         print(json.dumps(data, indent=2))
     else:
         _print_table(data)

@@ -18,17 +18,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from textveil.cli_support import stderr
+from textveil.cli_support import OutputFormat, stderr
 from textveil.errors import InputError, InvalidParameterError
 
 budget_app = typer.Typer(help="The privacy budget ledger: caps, what was spent, an export.", no_args_is_help=True)
 
 LEDGER_HELP = "The budget ledger file (SQLite; created if absent)."
-
-
-class ShowFormat(str, Enum):
-    text = "text"
-    json = "json"
 
 
 class ExportFormat(str, Enum):
@@ -104,14 +99,14 @@ def set_cap(
 @budget_app.command("show")
 def show(
     ledger: Path = typer.Option(..., "--ledger", help=LEDGER_HELP),
-    fmt: ShowFormat = typer.Option(ShowFormat.text, "--format", help="text (a table) or json."),
+    fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text (a table) or json."),
 ) -> None:
     """What each subject has spent, its cap and what is left."""
     from textveil.privacy.ledger import BudgetLedger
 
     book = _existing(ledger)
     totals, caps = book.totals(), book.caps()
-    if fmt is ShowFormat.json:
+    if fmt is OutputFormat.json:
         print(json.dumps({"ledger": str(ledger), "caps": caps, "subjects": totals}, indent=2))
         return
     view = Table(title=f"budget ledger {ledger}")

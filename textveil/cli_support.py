@@ -3,6 +3,7 @@ and reading a mechanism's options as the user gave them. No privacy logic lives 
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Optional
 
@@ -12,6 +13,20 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from textveil.errors import InvalidParameterError
 
 stderr = Console(stderr=True, soft_wrap=True)
+
+
+class OutputFormat(str, Enum):
+    """``--format`` of the commands that print a table or JSON."""
+
+    text = "text"
+    json = "json"
+
+
+class Layout(str, Enum):
+    """``--layout`` of the token-substitution mechanisms."""
+
+    public = "public"
+    keep = "keep"
 
 
 def progress_bar() -> Progress:
