@@ -54,18 +54,15 @@ def toy() -> WordEmbeddings:
 class HalfNoise(EarthMoversPrivacy):
     """emp whose Laplace noise is drawn at 2 * epsilon: half the scale it claims."""
 
-    def perturb_words(self, words):
-        vocabulary = self.vocabulary
-        noise = sample_laplace_noise(len(words), vocabulary.dim, self.epsilon * 2, self._rng, self._second_rng)
-        rows = self.index.nearest((vocabulary.embed(list(words)) + noise).astype(np.float32))
-        return [vocabulary.words[row] for row in rows]
+    def _noise(self, count, rng, second):
+        return sample_laplace_noise(count, self.vocabulary.dim, self.epsilon * 2, rng, second)
 
 
 class NoFactorTwo(SynTF):
     """SynTF whose exponential mechanism lacks its factor 2: exp(epsilon * rating) instead of
     exp(epsilon * rating / 2), i.e. twice the loss it claims."""
 
-    def _substitute(self, batch):
+    def _substitute(self, batch, streams):
         released = []
         for plan in batch:
             originals = [word_key(token) for token in plan.originals]

@@ -315,3 +315,68 @@ def test_cuda_exact_index_agrees_with_the_cpu_one() -> None:
     queries = vocabulary[rng.integers(0, 30_000, 20_000)] + rng.standard_normal((20_000, 384)).astype(np.float32) * 3
     cpu, gpu = ExactNeighbourIndex(vocabulary).nearest(queries), CudaExactNeighbourIndex(vocabulary).nearest(queries)
     assert (cpu == gpu).mean() > 0.9999
+
+
+# -- the parse cache: a vectors file is parsed once, later runs memory-map it ---------------------
+
+
+@pytest.fixture
+def parses(monkeypatch, tmp_path):
+    """Counts the parses of vectors files, with the cache in a fresh folder."""
+    from textveil.embeddings import readers
+
+    monkeypatch.setenv("TEXTVEIL_CACHE_DIR", str(tmp_path / "cache"))
+    calls = []
+    real = readers._parse
+
+    def counting(*args):
+        calls.append(args[0])
+        return real(*args)
+
+    monkeypatch.setattr(readers, "_parse", counting)
+    return calls
+
+
+def test_a_file_is_parsed_once_then_memory_mapped(tmp_path, table, parses):
+    path = _write_glove(tmp_path / "vectors.txt", WORDS + [","], np.vstack([table, table[:1]]))
+    first = read_embeddings(path)
+    again = read_embeddings(path)
+    assert len(parses) == 1
+    assert isinstance(again.vectors.base, np.memmap) or isinstance(again.vectors, np.memmap)
+    assert again.words == first.words and np.array_equal(again.vectors, first.vectors)
+    assert "," not in again.words and np.array_equal(again.vector(","), first.vector(","))  # the full table embeds
+    renamed = path.rename(tmp_path / "renamed.txt")
+    read_embeddings(renamed)
+    assert len(parses) == 1, "the cache is keyed by content, not by name"
+    read_embeddings(renamed, limit=3)
+    assert len(parses) == 2, "another way of reading it is another entry"
+
+
+def test_a_file_changed_in_place_is_parsed_again(tmp_path, table, parses):
+    path = _write_glove(tmp_path / "vectors.txt", WORDS, table)
+    read_embeddings(path)
+    _write_glove(path, WORDS, table * 2)
+    changed = read_embeddings(path)
+    assert len(parses) == 2
+    assert np.allclose(changed.vector(WORDS[0]), table[0] * 2)
+
+
+def test_an_unwritable_cache_still_reads(tmp_path, table, parses, monkeypatch):
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache folder should be")
+    monkeypatch.setenv("TEXTVEIL_CACHE_DIR", str(blocked))
+    path = _write_glove(tmp_path / "vectors.txt", WORDS, table)
+    assert read_embeddings(path).words == WORDS
+    assert read_embeddings(path).words == WORDS
+    assert len(parses) == 2  # parsed each time, no error
+
+
+def test_a_corrupt_cache_entry_names_the_fix(tmp_path, table, parses):
+    from textveil.embeddings.readers import _cache_folder
+
+    path = _write_glove(tmp_path / "vectors.txt", WORDS, table)
+    read_embeddings(path)
+    folder = _cache_folder(path, "glove", None)
+    (folder / "vectors.npy").write_bytes(b"not an array")
+    with pytest.raises(EmbeddingsError, match="corrupt.*delete that folder"):
+        read_embeddings(path)

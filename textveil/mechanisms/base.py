@@ -232,6 +232,42 @@ class Mechanism:
     def sanitize_many(self, texts: Iterable[str], progress: ProgressCallback | None = None) -> list[Release]:
         raise NotImplementedError  # pragma: no cover - every mechanism implements it
 
+    def sanitize_records(self, texts: Sequence[str], seeds: Sequence[int],
+                         progress: ProgressCallback | None = None) -> list[Release]:
+        """Release each text with its own seed: text ``i``'s release is exactly
+        ``self.with_params(seed=seeds[i]).sanitize(texts[i])``.
+
+        A release job derives each record's seed from its run seed and the record's position
+        (:func:`textveil.release.seeds.record_seed`), so its output is the same whatever the
+        sharding or the number of workers. This default makes that mechanism once per text;
+        the substitution mechanisms override it to draw per text but decode all texts at once.
+        A mechanism that is not randomised ignores the seeds; a corpus-level one cannot release
+        one record at a time.
+
+        >>> from textveil.embeddings import WordEmbeddings
+        >>> from textveil.mechanisms.random_replacement import RandomReplacement
+        >>> random = RandomReplacement(WordEmbeddings(["a", "b", "c"], [[0.0], [1.0], [2.0]]))
+        >>> [r.text for r in random.sanitize_records(["a b a", "c"], [5, 6])] == [
+        ...     random.with_params(seed=5).sanitize("a b a").text, random.with_params(seed=6).sanitize("c").text]
+        True
+        """
+        texts = list(texts)
+        if len(seeds) != len(texts):
+            raise InvalidParameterError(f"sanitize_records was given {len(seeds)} seeds for {len(texts)} texts: "
+                                        "give one per text")
+        if self.corpus_level:
+            raise InvalidParameterError(
+                f"{self.name} releases a corpus as a whole, not one record at a time; "
+                f"release it with '{self.release_command or 'textveil ' + self.name}'")
+        if not self.randomised:
+            return self.sanitize_many(texts, progress=progress)
+        releases: list[Release] = []
+        for text, seed in zip(texts, seeds):
+            releases.append(self.with_params(seed=int(seed)).sanitize(text))
+            if progress is not None:
+                progress(1)
+        return releases
+
     def release_corpus(self, texts: Sequence[str], labels: Sequence[str] | None = None,
                        progress: ProgressCallback | None = None) -> CorpusRelease:
         """Release a corpus as the harness measures it. A document-level mechanism releases

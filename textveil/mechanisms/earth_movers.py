@@ -128,14 +128,20 @@ class EarthMoversPrivacy(TokenSubstitution):
     def perturb_words(self, words: Sequence[str]) -> list[str]:
         """Algorithm 2 on a bag of tokens: each token's noisy vector decoded to the nearest
         vocabulary entry (a word, or in the public layout also a mark)."""
+        return self._decode(words, self._noise(len(words), self._rng, self._second_rng))
+
+    def _noise(self, count: int, rng: np.random.Generator, second: np.random.Generator) -> np.ndarray:
+        """``count`` draws of the n-dimensional Laplace noise (the only randomness emp draws)."""
+        return sample_laplace_noise(count, self.vocabulary.dim, self.epsilon, rng, second)
+
+    def _decode(self, words: Sequence[str], noise: np.ndarray) -> list[str]:
         vocabulary = self.vocabulary
-        vectors = vocabulary.embed(list(words))
-        noise = sample_laplace_noise(len(words), vocabulary.dim, self.epsilon, self._rng, self._second_rng)
-        rows = self.index.nearest((vectors + noise).astype(np.float32))
+        rows = self.index.nearest((vocabulary.embed(list(words)) + noise).astype(np.float32))
         return [vocabulary.words[row] for row in rows]
 
-    def _substitute(self, batch: list[TokenPlan]) -> list[str]:
-        return self.perturb_words([word for plan in batch for word in plan.originals])
+    def _substitute(self, batch: list[TokenPlan], streams: Sequence[Sequence[np.random.Generator]] | None) -> list[str]:
+        noise = self._draw(batch, streams, self._noise)
+        return self._decode([word for plan in batch for word in plan.originals], noise)
 
     def _guarantee(self, plan: TokenPlan) -> Guarantee:
         return Guarantee(

@@ -8,6 +8,10 @@ is 0 per token.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
+
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.mechanisms.sampling import sample_uniform_indices
 from textveil.mechanisms.substitution import TokenPlan, TokenSubstitution
@@ -31,10 +35,10 @@ class RandomReplacement(TokenSubstitution):
         self._check_parameters(layout=layout, seed=seed)
         self._init_common(embeddings, seed, batch_words)
 
-    def _substitute(self, batch: list[TokenPlan]) -> list[str]:
+    def _substitute(self, batch: list[TokenPlan], streams: Sequence[Sequence[np.random.Generator]] | None) -> list[str]:
         words = self.vocabulary.words
-        count = sum(len(plan.perturb) for plan in batch)
-        return [words[row] for row in sample_uniform_indices(count, len(words), self._rng)]
+        rows = self._draw(batch, streams, lambda count, rng, _: sample_uniform_indices(count, len(words), rng))
+        return [words[row] for row in rows]
 
     def _guarantee(self, plan: TokenPlan) -> Guarantee:
         n = len(plan.perturb)

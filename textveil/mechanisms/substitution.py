@@ -11,7 +11,7 @@ sorted bag of words).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -46,7 +46,8 @@ class TokenPlan:
 class TokenSubstitution(Mechanism):
     """A mechanism that replaces each token by one drawn from ``vocabulary``.
 
-    Subclasses implement :meth:`_substitute` (the draws for a batch of documents) and
+    Subclasses implement :meth:`_substitute` (the draws for a batch of documents, from the
+    mechanism's own streams or, for :meth:`sanitize_records`, from each document's) and
     :meth:`_guarantee`; they may set ``keep_stop_words``, ``oov`` and ``output`` (emp's
     policies); the others release every token.
     """
@@ -94,6 +95,18 @@ class TokenSubstitution(Mechanism):
 
     def sanitize_many(self, texts: Iterable[str], progress: ProgressCallback | None = None) -> list[Release]:
         """Release many texts, drawing their substitutes in large batches."""
+        return self._release_in_batches(texts, None, progress)
+
+    def sanitize_records(self, texts: Sequence[str], seeds: Sequence[int],
+                         progress: ProgressCallback | None = None) -> list[Release]:
+        """As :meth:`Mechanism.sanitize_records` (text ``i`` released as with ``seed=seeds[i]``),
+        each text drawing from its own streams but the batch decoded at once."""
+        if len(seeds) != len(texts):
+            return super().sanitize_records(texts, seeds, progress)  # its one-line error
+        return self._release_in_batches(texts, [make_rng(int(seed)).spawn(2) for seed in seeds], progress)
+
+    def _release_in_batches(self, texts: Iterable[str], streams: list[list[np.random.Generator]] | None,
+                            progress: ProgressCallback | None) -> list[Release]:
         releases: list[Release] = []
         batch: list[TokenPlan] = []
         words_in_batch = 0
@@ -102,15 +115,25 @@ class TokenSubstitution(Mechanism):
             batch.append(plan)
             words_in_batch += len(plan.perturb)
             if words_in_batch >= self.batch_words:
-                releases.extend(self._release_batch(batch, progress))
+                releases.extend(self._release_batch(batch, streams, len(releases), progress))
                 batch, words_in_batch = [], 0
         if batch:
-            releases.extend(self._release_batch(batch, progress))
+            releases.extend(self._release_batch(batch, streams, len(releases), progress))
         return releases
 
-    def _substitute(self, batch: list[TokenPlan]) -> list[str]:
-        """The released vocabulary entry for every perturbed token of the batch, in order."""
+    def _substitute(self, batch: list[TokenPlan], streams: Sequence[Sequence[np.random.Generator]] | None) -> list[str]:
+        """The released vocabulary entry for every perturbed token of the batch, in order; drawn
+        from the mechanism's own streams (``streams`` None) or plan ``i``'s from ``streams[i]``."""
         raise NotImplementedError  # pragma: no cover - every substitution mechanism implements it
+
+    def _draw(self, batch: list[TokenPlan], streams: Sequence[Sequence[np.random.Generator]] | None,
+              draw: Callable[[int, np.random.Generator, np.random.Generator], np.ndarray]) -> np.ndarray:
+        """``draw(count, rng, second_rng)`` for every perturbed token of the batch: at once from
+        the mechanism's own streams, or plan by plan from each plan's streams."""
+        if streams is None:
+            return draw(sum(len(plan.perturb) for plan in batch), self._rng, self._second_rng)
+        parts = [draw(len(plan.perturb), stream[0], stream[1]) for plan, stream in zip(batch, streams)]
+        return np.concatenate(parts) if parts else draw(0, self._rng, self._second_rng)
 
     def _guarantee(self, plan: TokenPlan) -> Guarantee:
         raise NotImplementedError  # pragma: no cover
@@ -170,8 +193,10 @@ class TokenSubstitution(Mechanism):
                 perturb.append(position)
         return TokenPlan(tokens, perturb, kept, dropped)
 
-    def _release_batch(self, batch: list[TokenPlan], progress: ProgressCallback | None) -> list[Release]:
-        substitutes = iter(self._substitute(batch))
+    def _release_batch(self, batch: list[TokenPlan], streams: list[list[np.random.Generator]] | None, first: int,
+                       progress: ProgressCallback | None) -> list[Release]:
+        own = None if streams is None else streams[first : first + len(batch)]
+        substitutes = iter(self._substitute(batch, own))
         releases = [self._assemble(plan, substitutes) for plan in batch]
         if progress is not None:
             progress(len(batch))

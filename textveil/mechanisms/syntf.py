@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -115,13 +116,14 @@ class SynTF(TokenSubstitution):
             cached = self._unit = _normalised(self.vocabulary.vectors)
         return cached
 
-    def _substitute(self, batch: list[TokenPlan]) -> list[str]:
+    def _substitute(self, batch: list[TokenPlan], streams: Sequence[Sequence[np.random.Generator]] | None) -> list[str]:
         words = self.vocabulary.words
         released: list[str] = []
-        for plan in batch:  # one distribution per document, L draws from it
+        for number, plan in enumerate(batch):  # one distribution per document, L draws from it
             originals = [word_key(t) for t in plan.originals]
             if originals:
-                rows = sample_exponential_mechanism(self.ratings(originals), self.epsilon, self._rng,
+                rng = self._rng if streams is None else streams[number][0]
+                rows = sample_exponential_mechanism(self.ratings(originals), self.epsilon, rng,
                                                     sensitivity=SENSITIVITY, size=len(originals))
                 released.extend(words[row] for row in rows)
         return released
