@@ -324,7 +324,7 @@ def _toy_texts(count: int = 40) -> list[str]:
     return texts
 
 
-@pytest.mark.parametrize("decode", ["exact", "approx"])
+@pytest.mark.parametrize("decode", ["exact", "screened", "approx"])
 def test_releases_do_not_depend_on_batching(toy_embeddings: WordEmbeddings, decode: str) -> None:
     texts = _toy_texts()
     kwargs = dict(epsilon=2.0, embeddings=toy_embeddings, seed=1234, decode=decode)

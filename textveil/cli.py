@@ -48,6 +48,7 @@ app.add_typer(embeddings_app, name="embeddings")
 
 class Decoder(str, Enum):
     exact = "exact"
+    screened = "screened"
     approx = "approx"
 
 
@@ -117,7 +118,7 @@ def sanitize(
     ),
     fit_corpus: Optional[Path] = typer.Option(
         None, help="Fit a mechanism that learns (e.g. syntf's idf) on this corpus (never the text being released)."),
-    decode: Optional[Decoder] = typer.Option(None, help="emp: nearest-word decoding, exact (default) or approx."),
+    decode: Optional[Decoder] = typer.Option(None, help="emp: nearest-word decoding: exact (default), screened (the same words) or approx."),
     keep_stop_words: Optional[bool] = typer.Option(None, "--keep-stop-words", help="emp: leave stop words unchanged (they are then unprotected)."),
     oov: Optional[OovPolicy] = typer.Option(None, help="emp: words outside the vocabulary: perturb (default), keep or drop."),
     layout: Optional[Layout] = typer.Option(
@@ -266,7 +267,7 @@ def calibrate(
     samples: int = typer.Option(2000, help="Word tokens sampled per epsilon."),
     word_types: int = typer.Option(100, help="Word types whose distinct substitutes are counted."),
     draws: int = typer.Option(20, help="Draws per word type for counting distinct substitutes."),
-    decode: Decoder = typer.Option(Decoder.exact, help="exact or approx decoding."),
+    decode: Decoder = typer.Option(Decoder.exact, help="exact, screened (the same words) or approx decoding."),
     seed: Optional[int] = typer.Option(None, help="Seed for reproducible figures."),
     plot: Optional[Path] = typer.Option(None, help="Also save the curves as this PNG file."),
     fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text (a table) or json."),
@@ -346,7 +347,7 @@ def attack(
     bag_of_words: bool = typer.Option(False, help="With --release-known-with: release sorted bags of words."),
     embeddings: str = typer.Option("default", help="With --release-known-with: 'default' or a vectors file."),
     vocab_size: Optional[int] = typer.Option(None, help="With --release-known-with: keep the K most frequent words."),
-    decode: Optional[Decoder] = typer.Option(None, help="With --release-known-with: exact or approx decoding."),
+    decode: Optional[Decoder] = typer.Option(None, help="With --release-known-with: exact, screened or approx decoding."),
     settings: Optional[list[str]] = typer.Option(None, "--set", help="With --release-known-with: any other parameter, NAME=VALUE."),
 ) -> None:
     """Attribute unknown texts to the authors of known texts; print top-1..k accuracy and chance.
@@ -450,7 +451,7 @@ def evaluate(
     collapse_per_label: bool = typer.Option(False, help="Judge each unknown author's texts together (paper 004)."),
     embeddings: str = typer.Option("default", help="'default' or a vectors file."),
     vocab_size: Optional[int] = typer.Option(None, help="Keep only the K most frequent vocabulary words."),
-    decode: Optional[Decoder] = typer.Option(None, help="emp: exact (default) or approx decoding."),
+    decode: Optional[Decoder] = typer.Option(None, help="emp: exact (default), screened (the same words) or approx decoding."),
     text_field: str = typer.Option("text", help="Text field of JSONL/CSV corpora."),
     label_field: str = typer.Option("label", help="Label field of JSONL/CSV corpora."),
     utility_label_field: Optional[str] = typer.Option(None, help="Label field of the utility corpus (default: --label-field)."),
@@ -561,6 +562,7 @@ register_synthesis_commands(app)  # synthesize: the synthetic corpus of a traine
 register_audit_commands(app)  # audit: the mechanisms' privacy claims checked from the outside
 from textveil.cli_service import register_service_commands; register_service_commands(app)  # serve: the local service and its web page
 register_budget_commands(app)  # budget: the privacy budget ledger's caps, totals and export
+from textveil.cli_release import register_release_commands; register_release_commands(app)  # release: a corpus of any size, sharded, resumable, on Dask
 app.add_typer(pivot_app, name="pivot")
 attack_app.command("frequency")(attack_frequency)
 

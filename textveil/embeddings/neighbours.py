@@ -18,7 +18,7 @@ import numpy as np
 
 from textveil.errors import InvalidParameterError
 
-DECODERS = ("exact", "approx")
+DECODERS = ("exact", "screened", "approx")
 
 
 class NeighbourIndex(Protocol):
@@ -333,11 +333,15 @@ class CudaExactNeighbourIndex:
 
 
 def make_neighbour_index(vectors: np.ndarray, decode: str = "exact") -> NeighbourIndex:
-    """The index for a decoding mode: ``"exact"`` or ``"approx"``."""
+    """The index for a decoding mode: ``"exact"``, ``"screened"`` (exact too) or ``"approx"``."""
     if decode == "exact":
         if os.environ.get("TEXTVEIL_DECODE_DEVICE", "cpu") == "cuda":
             return CudaExactNeighbourIndex(vectors)
         return ExactNeighbourIndex(vectors)
+    if decode == "screened":
+        from textveil.embeddings.screened import ScreenedNeighbourIndex
+
+        return ScreenedNeighbourIndex(vectors)
     if decode == "approx":
         return ApproximateNeighbourIndex(vectors)
     raise InvalidParameterError(f"unknown decoder '{decode}'; use one of: {', '.join(DECODERS)}")

@@ -53,7 +53,9 @@ class EarthMoversPrivacy(TokenSubstitution):
     embeddings:
         Vocabulary and vectors; default: the bundled embeddings (built on first use).
     decode:
-        ``"exact"`` nearest word, or ``"approx"`` (k-means inverted lists). Either keeps the guarantee.
+        ``"exact"`` nearest word; ``"screened"``, the same words through a screen over the
+        vocabulary's principal axes with a proven error bound (:mod:`textveil.embeddings.screened`);
+        or ``"approx"`` (k-means inverted lists). Each keeps the guarantee.
     keep_stop_words:
         Leave stop words unchanged (they are then counted as passed through, unprotected).
     oov:

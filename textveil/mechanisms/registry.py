@@ -33,8 +33,9 @@ MECHANISMS.add(Entry(
     parameters=(
         Parameter("epsilon", float, "privacy per token, in inverse units of the embedding space (> 0)",
                   minimum=0.0, swept=True),
-        Parameter("decode", str, "nearest-word decoding: exact, or approx (k-means inverted lists)", "exact",
-                  choices=("exact", "approx")),
+        Parameter("decode", str, "nearest-word decoding: exact, screened (the same words, a screen over the "
+                  "principal axes first: faster where the noise is small) or approx (k-means inverted lists)",
+                  "exact", choices=("exact", "screened", "approx")),
         Parameter("keep_stop_words", bool, "leave stop words unchanged (they are then unprotected)", False),
         Parameter("oov", str, "words outside the vocabulary: perturb, keep (unprotected) or drop", "perturb",
                   choices=("perturb", "keep", "drop")),
