@@ -56,14 +56,10 @@ def plan_budget(ledger: Optional[Path], subject: Optional[str], subject_field: O
     if subject is not None:
         subjects = [subject] * len(documents)
     else:
-        subjects = []
-        for document in documents:
-            value = document.fields.get(subject_field)
-            if value is None or isinstance(value, (dict, list)) or str(value).strip() == "":
-                where = document.source.display + (f" record {document.record + 1}" if document.record is not None else "")
-                raise InputError(f"{where} has no subject field '{subject_field}'; give each record that field, or "
-                                 "use --subject ID")
-            subjects.append(str(value))
+        from textveil.release.budgeted import record_subject
+
+        subjects = [record_subject(document.fields, subject_field, document.source.display + (
+            f" record {document.record + 1}" if document.record is not None else "")) for document in documents]
     return BudgetPlan(BudgetLedger(ledger), dataset, subjects)
 
 

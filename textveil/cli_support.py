@@ -89,7 +89,12 @@ def require_parameters(mechanism: str, options: dict, *, besides: tuple[str, ...
 def warn_copied_fields(documents, text_field: str) -> None:
     """Name the JSONL/CSV fields besides the text that a release copies unchanged: no mechanism
     touches them, so no guarantee covers them."""
-    copied = sorted({name for d in documents for name in d.fields if name != text_field})
+    warn_copied_field_names({name for d in documents for name in d.fields if name != text_field})
+
+
+def warn_copied_field_names(names) -> None:
+    """The warning of :func:`warn_copied_fields` for the field ``names`` a release copied (none: silent)."""
+    copied = sorted(map(str, names))
     if copied:
         stderr.print(f"WARNING: the records' other fields ({', '.join(copied)}) are copied into the release unchanged "
                      "and are NOT protected; drop them from the input if they identify anyone",

@@ -104,18 +104,59 @@ def read_text_file(source: InputFile, encoding: str = "utf-8") -> str:
     return decode_input(data, source.display, encoding)
 
 
+def parse_jsonl_line(source: InputFile, number: int, line: str) -> dict[str, Any] | None:
+    """The JSON object on line ``number`` of a JSONL input (None for a blank line); anything
+    else is one line naming the file, the line and the fix.
+
+    >>> upload = InputFile(Path("posts.jsonl"), Path("posts.jsonl"), "jsonl")
+    >>> parse_jsonl_line(upload, 1, '{"text": "one"}'), parse_jsonl_line(upload, 2, "  ")
+    ({'text': 'one'}, None)
+    >>> parse_jsonl_line(upload, 3, '["one"]')
+    Traceback (most recent call last):
+    ...
+    textveil.errors.InputError: posts.jsonl: line 3 is not a JSON object; each line must be an object
+    """
+    if not line.strip():
+        return None
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{source.display}: line {number} is not valid JSON ({exc.msg}); fix or remove it") from None
+    if not isinstance(record, dict):
+        raise InputError(f"{source.display}: line {number} is not a JSON object; each line must be an object")
+    return record
+
+
+def record_text(source: InputFile, where: str, record: dict[str, Any], text_field: str = "text") -> str:
+    """The text of one JSONL/CSV/Parquet record (``where`` it is: ``"line 3"``, ``"row 3"``); a
+    missing or non-text field is one line naming the fields there are and the fix.
+
+    >>> upload = InputFile(Path("posts.jsonl"), Path("posts.jsonl"), "jsonl")
+    >>> record_text(upload, "line 1", {"body": "one"}, "body")
+    'one'
+    >>> record_text(upload, "line 1", {"body": "one"})
+    Traceback (most recent call last):
+    ...
+    textveil.errors.InputError: posts.jsonl: record at line 1 has no field 'text' (fields: body); pass --text-field with the name of the text field
+    """
+    if text_field not in record:
+        fields = ", ".join(sorted(map(str, record))) or "none"
+        raise InputError(
+            f"{source.display}: record at {where} has no field '{text_field}' (fields: {fields}); "
+            "pass --text-field with the name of the text field"
+        )
+    value = record[text_field]
+    if not isinstance(value, str):
+        raise InputError(f"{source.display}: field '{text_field}' at {where} is not text; pass the right --text-field")
+    return value
+
+
 def _records(source: InputFile, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
     if source.fmt == "jsonl":
         for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{source.display}: line {number} is not valid JSON ({exc.msg}); fix or remove it") from None
-            if not isinstance(record, dict):
-                raise InputError(f"{source.display}: line {number} is not a JSON object; each line must be an object")
-            yield number, record
+            record = parse_jsonl_line(source, number, line)
+            if record is not None:
+                yield number, record
     else:
         reader = csv.DictReader(io.StringIO(text, newline=""))
         for number, row in enumerate(reader, start=2):  # line 1 is the header
@@ -134,18 +175,7 @@ def parse_documents(source: InputFile, text: str, text_field: str = "text") -> l
         return [Document(text, source)]
     documents: list[Document] = []
     for index, (number, record) in enumerate(_records(source, text)):
-        if text_field not in record:
-            fields = ", ".join(sorted(map(str, record))) or "none"
-            raise InputError(
-                f"{source.display}: record at line {number} has no field '{text_field}' (fields: {fields}); "
-                "pass --text-field with the name of the text field"
-            )
-        value = record[text_field]
-        if not isinstance(value, str):
-            raise InputError(
-                f"{source.display}: field '{text_field}' at line {number} is not text; pass the right --text-field"
-            )
-        documents.append(Document(value, source, index, record))
+        documents.append(Document(record_text(source, f"line {number}", record, text_field), source, index, record))
     return documents
 
 

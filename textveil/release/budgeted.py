@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from textveil.errors import InvalidParameterError
+from textveil.errors import InputError, InvalidParameterError
 from textveil.mechanisms.base import Mechanism, ProgressCallback, Release
 from textveil.privacy.ledger import DEFAULT_DATASET, BudgetLedger, Spend
 
@@ -41,6 +41,24 @@ class BudgetedRelease:
     replayed: bool = False
     releases: list[Release] = field(default_factory=list)
     """The Release objects (empty for a replayed request: its stored data is in ``records``)."""
+
+
+def record_subject(fields: dict[str, Any], subject_field: str, where: str) -> str:
+    """The subject of a record that names it in ``subject_field`` (``where``: the record, for the
+    one-line error when it is missing or not a plain value).
+
+    >>> record_subject({"user": 7, "text": "hi"}, "user", "posts.jsonl record 1")
+    '7'
+    >>> record_subject({"text": "hi"}, "user", "posts.jsonl record 1")
+    Traceback (most recent call last):
+    ...
+    textveil.errors.InputError: posts.jsonl record 1 has no subject field 'user'; give each record that field, or use --subject ID
+    """
+    value = fields.get(subject_field)
+    if value is None or isinstance(value, (dict, list)) or str(value).strip() == "":
+        raise InputError(f"{where} has no subject field '{subject_field}'; give each record that field, or "
+                         "use --subject ID")
+    return str(value)
 
 
 def planned_spends(mechanism: Mechanism, subjects: Sequence[str], dataset: str = DEFAULT_DATASET) -> list[Spend]:
