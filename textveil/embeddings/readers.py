@@ -88,14 +88,34 @@ _CACHE_VERSION = 1
 
 
 def _cache_folder(path: Path, fmt: str, limit: int | None) -> Path:
-    """The cache entry of a vectors file: a digest of its bytes and of how it is read."""
+    """The cache entry of a vectors file: a digest of its bytes and of how it is read.
+
+    Hashing a large file costs half a second, so the digest is remembered under the file's
+    path, size, modification time and inode (as git's index does): a file changed in place
+    gets a new modification time, hence a new digest."""
     from textveil.paths import cache_root
 
+    root = cache_root() / "vectors"
+    stat = path.stat()
+    identity = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}|{fmt}|{limit}|{_CACHE_VERSION}"
+    remembered = root / "by-file" / hashlib.blake2b(identity.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+    try:
+        known = remembered.read_text(encoding="ascii").strip()
+        if len(known) == 32 and all(c in "0123456789abcdef" for c in known):
+            return root / known
+    except (OSError, UnicodeDecodeError):
+        pass
     digest = hashlib.blake2b(f"{_CACHE_VERSION}|{fmt}|{limit}|".encode(), digest_size=16)
     with path.open("rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 22), b""):
             digest.update(chunk)
-    return cache_root() / "vectors" / digest.hexdigest()
+    try:
+        from textveil.corpus.writing import atomic_write_text
+
+        atomic_write_text(remembered, digest.hexdigest())
+    except OSError:  # a read-only cache: hashed again next time
+        pass
+    return root / digest.hexdigest()
 
 
 def _parse(path: Path, fmt: str, limit: int | None) -> tuple[list[str], np.ndarray]:

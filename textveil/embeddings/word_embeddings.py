@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from textveil.errors import EmbeddingsError, InvalidParameterError
-from textveil.text.tokenize import word_key
+from textveil.text.tokenize import first_rows_by_key, word_key
 
 
 class OutOfVocabularyEmbedder(Protocol):
@@ -45,11 +45,9 @@ class GreedyPieceEmbedder:
     """
 
     def __init__(self, words: Sequence[str], vectors: np.ndarray, min_piece: int = 2) -> None:
-        self._index = {}
-        for row, word in enumerate(words):
-            self._index.setdefault(word_key(word), row)
+        self._index = first_rows_by_key(list(words))
         self._vectors = vectors
-        self._longest = max((len(w) for w in self._index), default=1)
+        self._longest = max(map(len, self._index), default=1)
         self._min_piece = min_piece
         self._fallback = vectors.mean(axis=0).astype(np.float32) if len(vectors) else None
 
@@ -125,13 +123,11 @@ class WordEmbeddings:
         self.words: list[str] = list(words)
         self.vectors: np.ndarray = matrix
         self.name = name
-        self._index: dict[str, int] = {}
         # Exact spellings first, then look-up keys: in a cased vocabulary "apple" must find
         # "apple", not an earlier "Apple" whose lower-cased key would otherwise claim the slot.
-        for row, word in enumerate(self.words):
-            self._index.setdefault(word, row)
-        for row, word in enumerate(self.words):
-            self._index.setdefault(word_key(word), row)
+        # (Built from reversed pairs so that the first row of a spelling wins: at C speed.)
+        spellings = dict(zip(reversed(self.words), range(len(self.words) - 1, -1, -1)))
+        self._index: dict[str, int] = {**first_rows_by_key(self.words), **spellings}
         self.oov: OutOfVocabularyEmbedder = oov if oov is not None else GreedyPieceEmbedder(self.words, matrix)
         self._embed_oov = lru_cache(maxsize=65536)(self.oov.embed)
         self._neighbour_indexes: dict[str, Any] = {}
@@ -164,7 +160,7 @@ class WordEmbeddings:
         5.0
         """
         if self._longest_norm is None:
-            self._longest_norm = float(np.sqrt((self.vectors.astype(np.float64) ** 2).sum(axis=1).max()))
+            self._longest_norm = float(np.sqrt(np.einsum("ij,ij->i", self.vectors, self.vectors, dtype=np.float64).max()))
         return self._longest_norm
 
     def __len__(self) -> int:

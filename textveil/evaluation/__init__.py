@@ -1,7 +1,26 @@
-"""Experiments that sweep a mechanism's parameter, attack each release and measure its utility."""
+"""Experiments that sweep a mechanism's parameter, attack each release and measure its utility.
 
-from textveil.evaluation.corpora import load_evaluation_corpora
-from textveil.evaluation.experiment import EvaluationCorpora, ExperimentPlan, run_experiment, validate
-from textveil.evaluation.report import write_report
+The names below are imported on first use (PEP 562): a command that only releases text imports
+:mod:`textveil.evaluation.releasing` without paying for the experiment's plotting (matplotlib
+alone takes seconds to import).
+"""
 
-__all__ = ["EvaluationCorpora", "ExperimentPlan", "load_evaluation_corpora", "run_experiment", "validate", "write_report"]
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "EvaluationCorpora": "textveil.evaluation.experiment",
+    "ExperimentPlan": "textveil.evaluation.experiment",
+    "run_experiment": "textveil.evaluation.experiment",
+    "validate": "textveil.evaluation.experiment",
+    "load_evaluation_corpora": "textveil.evaluation.corpora",
+    "write_report": "textveil.evaluation.report",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'textveil.evaluation' has no attribute '{name}'")
+    return getattr(import_module(_EXPORTS[name]), name)

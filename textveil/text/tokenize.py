@@ -90,3 +90,16 @@ def word_key(word: str) -> str:
     "don't"
     """
     return word.replace("\u2019", "'").lower()
+
+
+def first_rows_by_key(words: list[str]) -> dict[str, int]:
+    """Each look-up key (:func:`word_key`) to the first row whose word has it: the index of a
+    vocabulary, built at C speed (a vectors file may hold millions of words, read at every run).
+
+    >>> first_rows_by_key(["Apple", "apple", "Don\u2019t"]) == {"apple": 0, "don't": 2}
+    True
+    """
+    keys = "\n".join(words).replace("\u2019", "'").lower().split("\n")  # word_key over all words at once
+    if len(keys) != len(words):  # a word holding a line break: one at a time
+        keys = [word_key(word) for word in words]
+    return dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))  # an earlier row overwrites a later one
