@@ -15,7 +15,7 @@ CHROMIUM := chromium
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo test embeddings bench bench-sweep bench-audit clean
+.PHONY: demo test embeddings bench bench-sweep bench-audit bench-release clean
 
 demo: embeddings $(SYSTEM_INSTALLED)
 	$(TEXTVEIL) sanitize examples/sample.txt --mechanism emp --epsilon 20 --seed 7
@@ -68,6 +68,11 @@ bench-sweep: $(INSTALLED)
 # the privacy audit of every shipped mechanism (issue 12), timed; writes docs/results/audit/ (hours on 2 cores)
 bench-audit: $(INSTALLED)
 	$(PY) benchmarks/bench_audit.py
+
+# textveil release at scale (issue 14): peak memory at 10k/100k/1M records, words/s with 1 and 2 Dask
+# workers, kill and resume; writes docs/results/release/ (about 30 min on 2 cores; needs ../shared/data)
+bench-release: $(INSTALLED)
+	OMP_NUM_THREADS=1 $(PY) benchmarks/bench_release.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

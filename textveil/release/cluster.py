@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
@@ -65,14 +66,23 @@ class DaskRunner:
                 if pending >= self.window:
                     _deliver(next(in_flight), on_result)
                     pending -= 1
-                # pure=False: a shard is computed once per submission, never served from another job's result.
-                in_flight.add(self.client.submit(function, *fixed, *task, pure=False))
+                # One pickled blob per task: a scheduler keeps its recent messages under 1 MB as they
+                # are (distributed.admin.low-level-log-length of them), and a shard's records are far
+                # smaller as bytes than as Python objects. pure=False: computed once per submission.
+                packed = pickle.dumps((function, fixed, task), protocol=pickle.HIGHEST_PROTOCOL)
+                in_flight.add(self.client.submit(_run_packed, packed, pure=False))
                 pending += 1
             for future in in_flight:
                 _deliver(future, on_result)
         except BaseException:
             self.client.cancel(list(in_flight.futures))
             raise
+
+
+def _run_packed(packed: bytes) -> Any:
+    """On a worker: the task :meth:`DaskRunner.run` packed, run."""
+    function, fixed, task = pickle.loads(packed)
+    return function(*fixed, *task)
 
 
 def _deliver(future: Any, on_result: Callable[[Any], None]) -> None:
@@ -110,8 +120,11 @@ def open_runner(workers: int | None = None, scheduler: str | None = None) -> Ite
 
     quiet = _quiet_dask_logs()
     # The job's shards are the only data: no spilling to disk, and no warning for tasks of a few MB.
+    # The developers' logs of recent messages (1,000 by default, each holding a shard's records)
+    # would grow the coordinator's memory with the corpus until they fill: keep a few.
     with dask.config.set({"distributed.worker.memory.spill": False,
-                          "distributed.admin.large-graph-warning-threshold": "1GB"}):
+                          "distributed.admin.large-graph-warning-threshold": "1GB",
+                          "distributed.admin.low-level-log-length": 8}):
         cluster = None
         try:
             if scheduler is not None:

@@ -157,10 +157,10 @@ def run_release(job: ReleaseJob, runner: Callable[[], AbstractContextManager[Run
     fingerprint = job_fingerprint(job, files, mechanism, shard_format)
     job.out.mkdir(parents=True, exist_ok=True)
     with _locked(job.out):
+        _remove_partial_files(job.out)  # first: a run killed writing its state leaves only such a file
         state = open_job(job.out, fingerprint, job.seed)
         if state is None:
             return ReleaseOutcome(_read_json(job.out / MANIFEST) or {}, already_complete=True)
-        _remove_partial_files(job.out)
         done = state.verified_shards(shard_format.suffix)
         coordinator = _Coordinator(job, files, mechanism, shard_format, state, done, progress)
         subjects = coordinator.check_budget() if job.budget is not None else []
