@@ -15,7 +15,7 @@ CHROMIUM := chromium
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo test embeddings bench bench-sweep bench-audit bench-release clean
+.PHONY: demo test embeddings bench bench-sweep bench-audit bench-release bench-peers clean
 
 demo: embeddings $(SYSTEM_INSTALLED)
 	$(TEXTVEIL) sanitize examples/sample.txt --mechanism emp --epsilon 20 --seed 7
@@ -73,6 +73,23 @@ bench-audit: $(INSTALLED)
 # workers, kill and resume; writes docs/results/release/ (about 30 min on 2 cores; needs ../shared/data)
 bench-release: $(INSTALLED)
 	OMP_NUM_THREADS=1 $(PY) benchmarks/bench_release.py
+
+# textveil's emp beside mldp-text and pyPANTERA (CMP): same mechanism, vocabulary, epsilon and C50
+# text; writes docs/results/peers/ (about 15 min on 2 cores; needs ../shared/data). The peers live in
+# their own venv (mldp-text pins numpy<2), installed once from PyPI; nothing is fetched at run time.
+PEERS_VENV := benchmarks/.peers-venv
+PEERS_PY := $(PEERS_VENV)/bin/python
+PEERS_INSTALLED := $(PEERS_VENV)/.stamp-peers
+
+$(PEERS_INSTALLED): benchmarks/peers-requirements.txt
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_PY) -m pip install -q --upgrade pip
+	$(PEERS_PY) -m pip install -q -r benchmarks/peers-requirements.txt
+	$(PEERS_PY) -m pip install -q --no-deps mldp-text==0.1.2 pypantera==1.0.2
+	touch $@
+
+bench-peers: $(INSTALLED) $(PEERS_INSTALLED)
+	$(PY) benchmarks/bench_peers.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
