@@ -2,7 +2,7 @@
 Reuters C50? Every word token of the corpus (train and test), its default-embeddings vector plus
 Laplace noise at each epsilon, decoded by both indexes; prints and writes the disagreements.
 
-    .venv/bin/python benchmarks/check_screened_c50.py [--epsilons 20] [--limit N] [--json out.json]
+    .venv/bin/python benchmarks/check_screened_c50.py [--epsilons 20] [--dims 312] [--limit N] [--json out.json]
 
 Needs ../shared/data/reuters_c50. About 1,000-2,500 words/s per index on 2 cores: the whole
 corpus (about 2.9 million words) takes a while; --limit checks the first N words.
@@ -27,6 +27,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epsilons", default="20", help="comma-separated epsilons")
     parser.add_argument("--limit", type=int, default=None, help="check only the first N word tokens")
+    parser.add_argument("--dims", type=int, default=312,
+                        help="coordinates screened (fixed, so that the screen is used whatever it costs)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     if not C50.is_dir():
@@ -44,7 +46,7 @@ def main() -> int:
              for t in tokenize(path.read_text(encoding="utf-8", errors="replace")) if t.is_word]
     words = words[: args.limit] if args.limit else words
     say(f"{len(words):,} word tokens of C50 against {len(embeddings):,} x {embeddings.dim}")
-    exact, screened = ExactNeighbourIndex(embeddings.vectors), ScreenedNeighbourIndex(embeddings.vectors)
+    exact, screened = ExactNeighbourIndex(embeddings.vectors), ScreenedNeighbourIndex(embeddings.vectors, dims=args.dims)
     results = []
     for epsilon in (float(e) for e in args.epsilons.split(",")):
         rng, second = make_rng(20).spawn(2)
