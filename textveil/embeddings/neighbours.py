@@ -281,10 +281,22 @@ def _run_parallel(work: Callable[[Any], None], items: Iterable[Any], threads: in
 
 
 def _usable_cpus() -> int:
+    """The threads a search spreads over: the CPUs this process may run on, capped by
+    ``OMP_NUM_THREADS`` where it is set. A Dask worker has it at 1 (the cluster gives each
+    worker one core): a worker's decoder spreading over every core would make more workers
+    compete for the same cores instead of adding any.
+
+    >>> import os; os.environ["OMP_NUM_THREADS"], saved = "1", os.environ.get("OMP_NUM_THREADS")
+    >>> _usable_cpus()
+    1
+    >>> _ = os.environ.pop("OMP_NUM_THREADS") if saved is None else os.environ.update(OMP_NUM_THREADS=saved)
+    """
     try:
-        return len(os.sched_getaffinity(0))
+        cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
+        cpus = os.cpu_count() or 1
+    cap = os.environ.get("OMP_NUM_THREADS", "").strip()
+    return max(1, min(cpus, int(cap))) if cap.isdigit() and int(cap) > 0 else cpus
 
 
 @contextmanager
