@@ -138,14 +138,14 @@ class ScreenedNeighbourIndex:
         out = np.empty(len(queries), dtype=np.int64)
         if len(queries) == 0:
             return out
-        centred = queries.astype(np.float64) - self._mean
-        rotated = centred @ self._axes
         if self._fixed is None and len(queries) >= 4 * _PROBE:
-            self._k = self._cheapest_dims(queries[:_PROBE], rotated[:_PROBE])
+            self._k = self._cheapest_dims(queries[:_PROBE], (queries[:_PROBE] - self._mean) @ self._axes)
         k = self._k
-        if k == self.dim:
+        if k == self.dim:  # the screen would not pay: no rotation, no re-ranking
             self.last_dims, self.last_candidates = k, 1.0
             return self._plain.nearest(queries)
+        centred = queries.astype(np.float64) - self._mean
+        rotated = centred @ self._axes
         reranked: list[int] = []
         step = max(32, min(self._query_tile, -(-len(queries) // self._threads)))
 
