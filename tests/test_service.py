@@ -178,6 +178,11 @@ def test_healthz_and_the_pages(client):
     schema = client.get("/openapi.json").json()
     assert {"/v1/sanitize", "/v1/sanitize/upload", "/v1/mechanisms", "/v1/calibrate", "/v1/budget/{subject}",
             "/healthz"} <= set(schema["paths"])
+    docs = client.get("/docs")  # Swagger UI from this service's own files: it works offline
+    assert docs.status_code == 200 and "/docs-assets/swagger-ui-bundle.js" in docs.text
+    assert "cdn" not in docs.text.lower() and "http://" not in docs.text and "https://" not in docs.text
+    for asset in ("swagger-ui-bundle.js", "swagger-ui.css"):
+        assert client.get(f"/docs-assets/{asset}").status_code == 200
 
 
 def test_upload_releases_each_jsonl_record(client):

@@ -160,3 +160,18 @@ def test_the_results_page_draws_the_tables_and_the_risk_utility_map(browser, ser
     page.wait_for_selector("#results-status.error")
     assert "not a textveil results.json" in page.inner_text("#results-status")
     context.close()
+
+
+def test_the_api_page_draws_every_route_offline(browser, server):
+    """/docs is Swagger UI from the service's own files: every request the page makes goes to
+    the service (none to a CDN), and it lists the /v1 routes."""
+    context = browser.new_context()
+    page = context.new_page()
+    elsewhere = []
+    page.on("request", lambda request: None if request.url.startswith(server) else elsewhere.append(request.url))
+    page.goto(server + "/docs")
+    page.wait_for_selector(".opblock-summary-path")
+    paths = page.locator(".opblock-summary-path").all_inner_texts()
+    assert any("/v1/sanitize" in path for path in paths) and any("/healthz" in path for path in paths)
+    assert elsewhere == []
+    context.close()

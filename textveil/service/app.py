@@ -37,7 +37,7 @@ from typing import Any, Optional, TypeVar
 from fastapi import APIRouter, FastAPI, File, Form, HTTPException, Query, Request, Security, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware import Middleware
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.security import HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
@@ -183,7 +183,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
                    Middleware(RequireToken, token=settings.api_token),
                    Middleware(LimitBody, max_bytes=settings.max_body_bytes)]
     app = FastAPI(
-        title="textveil", version=__version__, middleware=middleware,
+        title="textveil", version=__version__, middleware=middleware, docs_url=None, redoc_url=None,
         description="Release text with a formal privacy guarantee against authorship re-identification. "
                     "Every /v1 route wants 'Authorization: Bearer TOKEN' when the service was given a token.",
     )
@@ -364,6 +364,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return FileResponse(STATIC / "results.html", headers=PAGE_HEADERS)
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    _add_api_docs(app)
     return app
 
 
@@ -414,3 +415,22 @@ def validation_line(errors: Any) -> str:
         where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
         parts.append(f"{where}: {error.get('msg')}" if where else str(error.get("msg")))
     return "; ".join(parts) or "the request does not fit the schema (see /docs)"
+
+
+def _add_api_docs(app: FastAPI) -> None:
+    """``/docs``: Swagger UI from files served here (those the ``fastapi-offline`` package ships,
+    Swagger UI 5, which reads OpenAPI 3.1). FastAPI's own page loads them from a CDN, which a
+    machine without internet (or a steward who keeps the service off it) cannot reach: the page
+    stayed blank."""
+    import fastapi_offline
+    from fastapi.openapi.docs import get_swagger_ui_html
+
+    assets = Path(fastapi_offline.__file__).parent / "static"
+    app.mount("/docs-assets", StaticFiles(directory=assets), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    def api_docs() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json", title="textveil API",
+                                   swagger_js_url="/docs-assets/swagger-ui-bundle.js",
+                                   swagger_css_url="/docs-assets/swagger-ui.css",
+                                   swagger_favicon_url="/docs-assets/favicon.png")
