@@ -18,9 +18,6 @@ import numpy as np
 
 from textveil.errors import InvalidParameterError
 
-DECODERS = ("exact", "screened", "approx")
-
-
 class NeighbourIndex(Protocol):
     def nearest(self, queries: np.ndarray) -> np.ndarray:  # pragma: no cover - protocol
         """Row of the nearest vocabulary vector for each query row."""
@@ -342,18 +339,3 @@ class CudaExactNeighbourIndex:
             scores = block @ self._vectors.T - self._half_norms
             rows.append(self._torch.argmax(scores, dim=1).cpu().numpy())
         return np.concatenate(rows).astype(np.int64) if rows else np.empty(0, dtype=np.int64)
-
-
-def make_neighbour_index(vectors: np.ndarray, decode: str = "exact") -> NeighbourIndex:
-    """The index for a decoding mode: ``"exact"``, ``"screened"`` (exact too) or ``"approx"``."""
-    if decode == "exact":
-        if os.environ.get("TEXTVEIL_DECODE_DEVICE", "cpu") == "cuda":
-            return CudaExactNeighbourIndex(vectors)
-        return ExactNeighbourIndex(vectors)
-    if decode == "screened":
-        from textveil.embeddings.screened import ScreenedNeighbourIndex
-
-        return ScreenedNeighbourIndex(vectors)
-    if decode == "approx":
-        return ApproximateNeighbourIndex(vectors)
-    raise InvalidParameterError(f"unknown decoder '{decode}'; use one of: {', '.join(DECODERS)}")

@@ -57,8 +57,10 @@ def _gamma(terms: int) -> float:
 class ScreenedNeighbourIndex:
     """Exact Euclidean nearest neighbour: a float32 screen over the vocabulary's first ``k``
     principal coordinates with a proven error bound, then exact re-ranking of the rows the
-    bound cannot rule out. Same rows as :class:`~textveil.embeddings.neighbours.ExactNeighbourIndex`
-    (the true nearest, lowest row on a tie).
+    bound cannot rule out: the true nearest row (lowest on a tie), as
+    :class:`~textveil.embeddings.neighbours.ExactNeighbourIndex` finds it but for two rows within
+    float32 rounding of each other, where the float64 re-ranking decides. A batch the screen
+    would not pay for goes to that plain search.
 
     Parameters
     ----------

@@ -198,7 +198,7 @@ class WordEmbeddings:
         """The nearest-word index over this vocabulary (built once per decoding mode, then reused
         by every mechanism that decodes into these embeddings)."""
         if decode not in self._neighbour_indexes:
-            from textveil.embeddings.neighbours import make_neighbour_index
+            from textveil.embeddings.decoders import make_neighbour_index
 
             self._neighbour_indexes[decode] = make_neighbour_index(self.vectors, decode)
         return self._neighbour_indexes[decode]
