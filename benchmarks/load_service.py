@@ -71,9 +71,13 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+SERVER_OPTIONS: list[str] = []
+"""Extra ``textveil serve`` options for every server of the run (``--server-option``)."""
+
+
 def start_server(port: int, ledger: Path, embeddings: str) -> subprocess.Popen:
     command = [sys.executable, "-m", "textveil.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-               "--ledger", str(ledger), "--embeddings", embeddings]
+               "--ledger", str(ledger), "--embeddings", embeddings, *SERVER_OPTIONS]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
     import httpx
 
@@ -231,7 +235,10 @@ def main() -> None:
     parser.add_argument("--phases", default="steady,killed,shared")
     parser.add_argument("--embeddings", default="default", help="'default' or a vectors file (the server's too)")
     parser.add_argument("--write", action="store_true", help="also write docs/results/service/load.json")
+    parser.add_argument("--server-option", action="append", default=[],
+                        help="an extra option for 'textveil serve', e.g. --server-option=--concurrency=2")
     args = parser.parse_args()
+    SERVER_OPTIONS.extend(args.server_option)
     texts = texts_of(args.words, args.requests, seed=1)
     library = library_words_per_second(texts, args.embeddings)
     results = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",

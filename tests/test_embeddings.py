@@ -380,3 +380,43 @@ def test_a_corrupt_cache_entry_names_the_fix(tmp_path, table, parses):
     (folder / "vectors.npy").write_bytes(b"not an array")
     with pytest.raises(EmbeddingsError, match="corrupt.*delete that folder"):
         read_embeddings(path)
+
+
+def test_decoding_threads_caps_the_threads_a_search_spreads_over():
+    """The service gives each release a share of the cores: under ``decoding_threads(1)`` a
+    search runs in its caller's thread only, and finds the same rows."""
+    import threading
+    import time
+
+    from textveil.embeddings import neighbours
+    from textveil.embeddings.neighbours import ExactNeighbourIndex, decoding_threads
+
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((500, 8)).astype(np.float32)
+    queries = rng.standard_normal((1000, 8)).astype(np.float32)
+    index = ExactNeighbourIndex(vectors, threads=2)
+    seen: set[int] = set()
+    original = neighbours._run_parallel
+
+    def spying(work, items, threads):
+        def slowly(item):  # long enough that a pool of two runs two items side by side
+            seen.add(threading.get_ident())
+            time.sleep(0.05)
+            work(item)
+
+        return original(slowly, items, threads)
+
+    neighbours._run_parallel = spying
+    try:
+        spread = index.nearest(queries)
+        assert len(seen) == 2
+        seen.clear()
+        with decoding_threads(1):
+            capped = index.nearest(queries)
+        assert seen == {threading.get_ident()}
+    finally:
+        neighbours._run_parallel = original
+    assert (spread == capped).all()
+    with pytest.raises(InvalidParameterError):
+        with decoding_threads(0):
+            pass

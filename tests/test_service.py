@@ -150,14 +150,36 @@ def test_calibrate_gives_the_curve_for_the_slider(client):
     assert low["unchanged_fraction"] < high["unchanged_fraction"], "more epsilon, more words kept"
     assert low["distinct_substitutes"] > high["distinct_substitutes"]
     assert data["slider"] == {"min": 0.5, "max": 50.0} and data["embeddings"] == "toy-words"
+    assert [c["field"] for c in data["curves"]] == ["unchanged_fraction", "distinct_substitutes"]
     default = client.post("/v1/calibrate", json={}).json()
     assert len(default["points"]) >= 5 and client.post("/v1/calibrate", json={}).json() == default  # cached
     on_text = client.post("/v1/calibrate", json={"text": TEXT, "grid": [10]}).json()
     assert on_text["tokens_from"] == "your text"
 
 
-@pytest.mark.parametrize("body", [{"mechanism": "syntf"}, {"grid": [-1.0]}, {"parameters": {"decode": "fuzzy"}},
-                                  {"mechanism": "nope"}, {"parameters": {"epsilon": 3}}])
+def test_calibrate_measures_syntf_by_releasing_sample_texts(client):
+    """A mechanism without emp's word-by-word curve gets one measured through its own releases:
+    at a tiny epsilon SynTF writes words uniformly from the vocabulary, at a large one the text's own."""
+    body = {"mechanism": "syntf", "grid": [0.01, 60.0], "samples": 400, "draws": 2, "seed": 3}
+    data = client.post("/v1/calibrate", json=body).json()
+    assert data["mechanism"] == "syntf" and data["parameter"] == "epsilon"
+    assert [c["field"] for c in data["curves"]] == ["words_from_text", "words_kept", "release_overlap"]
+    low, high = data["points"]
+    assert [low["epsilon"], high["epsilon"]] == [0.01, 60.0] and low["texts"] == 10 and low["draws"] == 2
+    assert low["words_from_text"] < 0.5 < high["words_from_text"], "more epsilon, more of the release from the text"
+    assert low["release_overlap"] < high["release_overlap"], "more epsilon, releases more alike"
+    assert client.post("/v1/calibrate", json=body).json() == data  # seeded: cached, the same curve
+    on_text = client.post("/v1/calibrate", json={**body, "text": TEXT, "parameters": {"rating": "similarity"}}).json()
+    assert on_text["tokens_from"] == "your text" and on_text["points"][0]["tokens_sampled"] == len(TEXT.split())
+    listed = {m["name"]: m for m in client.get("/v1/mechanisms").json()["mechanisms"]}
+    assert listed["syntf"]["calibration"] is True and listed["random"]["calibration"] is False
+    assert listed["erae"]["calibration"] is False  # no trained model loaded
+
+
+@pytest.mark.parametrize("body", [{"mechanism": "random"}, {"mechanism": "pivot"}, {"mechanism": "erae"},
+                                  {"grid": [-1.0]}, {"parameters": {"decode": "fuzzy"}}, {"mechanism": "nope"},
+                                  {"parameters": {"epsilon": 3}}, {"parameters": {"layout": "keep"}},
+                                  {"mechanism": "syntf", "parameters": {"rating": "loudness"}}])
 def test_calibrate_refuses_what_it_cannot_measure(client, body):
     response = client.post("/v1/calibrate", json=body)
     assert response.status_code == 400
@@ -403,10 +425,18 @@ def test_no_cors_unless_origins_are_configured(toy_word_embeddings):
     assert "access-control-allow-origin" not in other.headers
 
 
+def test_releases_at_once_share_the_cpus_out(toy_word_embeddings):
+    from textveil.embeddings.neighbours import usable_cpus
+
+    assert make_client(toy_word_embeddings).app.state.engine.slots.limit == usable_cpus()  # one per CPU
+    assert make_client(toy_word_embeddings).app.state.engine.decode_threads == 1
+    assert make_client(toy_word_embeddings, concurrency=1).app.state.engine.decode_threads == usable_cpus()
+
+
 def test_a_full_service_answers_503_with_retry_after(toy_word_embeddings):
     client = make_client(toy_word_embeddings, concurrency=1, queue_seconds=0.05)
     slots = client.app.state.engine.slots
-    assert slots.try_acquire()  # a release in flight
+    assert asyncio.run(slots.acquire(timeout=0))  # a release in flight
     try:
         response = sanitize(client)
         assert response.status_code == 503 and response.headers["retry-after"] == "1"

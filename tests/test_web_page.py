@@ -121,6 +121,19 @@ def test_the_page_releases_text_with_the_changed_words_highlighted(page, tmp_pat
     assert saved["releases"] == response["releases"]
 
 
+def test_the_page_draws_syntfs_curve_measured_from_its_releases(page):
+    page.wait_for_selector("#curve path.unchanged", timeout=20000)  # emp's first
+    with page.expect_response(lambda r: r.url.endswith("/v1/calibrate")) as answered:
+        page.select_option("#mechanism", "syntf")
+    assert answered.value.json()["mechanism"] == "syntf"
+    page.wait_for_function("document.querySelector('#curve-caption').textContent.includes('taken from its text')",
+                           timeout=20000)
+    assert page.locator("#curve path.substitutes").count() == 1
+    page.locator("#slider").fill("20")
+    reading = page.inner_text("#reading")
+    assert "At epsilon 20" in reading and "come from its text" in reading
+
+
 def test_the_page_releases_an_uploaded_jsonl_file(page):
     records = b'{"text": "Oil prices fell and the dollar rose."}\n{"text": "Investors said the bank was good."}\n'
     page.set_input_files("#file", files=[{"name": "posts.jsonl", "mimeType": "application/x-ndjson",

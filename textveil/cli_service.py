@@ -56,7 +56,7 @@ def serve(
     max_text_chars: int = typer.Option(20_000, help="The longest text, in characters (longer: 413)."),
     max_texts: int = typer.Option(200, help="The most texts in one request (more: 413)."),
     concurrency: Optional[int] = typer.Option(
-        None, help="Releases at once (default: twice the CPUs); more wait up to 2 s, then get 503."),
+        None, help="Releases at once, sharing the CPUs out (default: one per CPU); more wait their turn up to 2 s, then get 503."),
     timeout: float = typer.Option(30.0, help="Seconds a request may take (longer: 504)."),
     models: Optional[list[Path]] = typer.Option(
         None, "--model", help="A trained mechanism's folder ('textveil train') to release with (repeatable)."),

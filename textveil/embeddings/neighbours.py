@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 import numpy as np
@@ -47,7 +48,7 @@ class ExactNeighbourIndex:
             raise InvalidParameterError("the exact index needs a non-empty 2-D matrix of vectors")
         self._half_norms = _half_squared_norms(self._vectors)
         self.dim = int(self._vectors.shape[1])
-        self._threads = max(1, threads if threads is not None else _usable_cpus())
+        self._threads = max(1, threads if threads is not None else usable_cpus())
         self._query_tile = max(1, query_tile)
         self._vocabulary_tile = max(1, vocabulary_tile)
 
@@ -166,7 +167,7 @@ class ApproximateNeighbourIndex:
         self.probes = probes
         self.dim = int(matrix.shape[1])
         self._block = max(1, block)
-        self._threads = max(1, threads if threads is not None else _usable_cpus())
+        self._threads = max(1, threads if threads is not None else usable_cpus())
 
         if lists == 1:
             centroids = unique.mean(axis=0, keepdims=True)
@@ -264,9 +265,38 @@ def _check_queries(queries: np.ndarray, dim: int) -> np.ndarray:
     return queries
 
 
+_DECODING_THREADS: ContextVar[int | None] = ContextVar("textveil_decoding_threads", default=None)
+
+
+@contextmanager
+def decoding_threads(count: int) -> Iterator[None]:
+    """Searches started in this context (this thread) spread over at most ``count`` threads.
+
+    For a process that runs several releases at once (the service): each gets a share of the
+    cores instead of every one spreading over all of them, which made the releases wait on
+    each other and their latencies scatter.
+
+    >>> import numpy as np
+    >>> index = ExactNeighbourIndex(np.eye(4, dtype=np.float32), threads=2)
+    >>> with decoding_threads(1):
+    ...     index.nearest(np.eye(4, dtype=np.float32)).tolist()
+    [0, 1, 2, 3]
+    """
+    if count < 1:
+        raise InvalidParameterError(f"decoding threads must be at least 1, got {count}")
+    token = _DECODING_THREADS.set(count)
+    try:
+        yield
+    finally:
+        _DECODING_THREADS.reset(token)
+
+
 def _run_parallel(work: Callable[[Any], None], items: Iterable[Any], threads: int) -> None:
-    """``work(item)`` for every item, on up to ``threads`` threads, BLAS single-threaded meanwhile."""
+    """``work(item)`` for every item, on up to ``threads`` threads (fewer under
+    :func:`decoding_threads`), BLAS single-threaded meanwhile."""
     items = list(items)
+    cap = _DECODING_THREADS.get()
+    threads = threads if cap is None else min(threads, cap)
     if threads == 1 or len(items) < 2:  # one piece of work: let BLAS use its own threads
         for item in items:
             work(item)
@@ -277,14 +307,14 @@ def _run_parallel(work: Callable[[Any], None], items: Iterable[Any], threads: in
         list(pool.map(work, items))  # re-raises a worker's exception
 
 
-def _usable_cpus() -> int:
+def usable_cpus() -> int:
     """The threads a search spreads over: the CPUs this process may run on, capped by
     ``OMP_NUM_THREADS`` where it is set. A Dask worker has it at 1 (the cluster gives each
     worker one core): a worker's decoder spreading over every core would make more workers
     compete for the same cores instead of adding any.
 
     >>> import os; os.environ["OMP_NUM_THREADS"], saved = "1", os.environ.get("OMP_NUM_THREADS")
-    >>> _usable_cpus()
+    >>> usable_cpus()
     1
     >>> _ = os.environ.pop("OMP_NUM_THREADS") if saved is None else os.environ.update(OMP_NUM_THREADS=saved)
     """

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from textveil.embeddings.neighbours import ExactNeighbourIndex, _check_queries, _run_parallel, _usable_cpus
+from textveil.embeddings.neighbours import ExactNeighbourIndex, _check_queries, _run_parallel, usable_cpus
 from textveil.errors import InvalidParameterError
 
 _UNIT = 2.0**-24  # float32 unit roundoff
@@ -91,7 +91,7 @@ class ScreenedNeighbourIndex:
         if dims is not None and not 1 <= dims <= dim:
             raise InvalidParameterError(f"dims must be between 1 and {dim}, got {dims}")
         self._fixed = dims
-        self._threads = max(1, threads if threads is not None else _usable_cpus())
+        self._threads = max(1, threads if threads is not None else usable_cpus())
         self._query_tile = max(1, query_tile)
 
         exact = original.astype(np.float64)

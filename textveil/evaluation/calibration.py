@@ -1,4 +1,12 @@
-"""Calibration: what an epsilon does to words, measured by sampling, so users can pick one.
+"""Calibration: what a parameter does to words, measured by sampling, so users can pick one.
+
+Two measurements. :func:`calibrate` is emp's own, word by word (below).
+:func:`calibrate_releases` serves every mechanism with a swept parameter (SynTF, ER-AE,
+AE-DP, emp too): it releases sample texts through the mechanism's public ``sanitize_many``
+and compares words as multisets, since a mechanism that writes a new text keeps no word at
+its position.
+
+emp's calibration:
 
 For each epsilon: the fraction of word tokens that the mechanism leaves unchanged (their
 noisy vector decodes back to themselves), and how many distinct substitutes a word gets over
@@ -10,8 +18,10 @@ in it) or, without text, from the vocabulary with Zipf weights (rank r weighs 1/
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +30,7 @@ from textveil.errors import InvalidParameterError
 from textveil.mechanisms.earth_movers import EarthMoversPrivacy
 from textveil.mechanisms.sampling import make_rng
 from textveil.privacy.parameters import check_epsilon
-from textveil.text.tokenize import word_key
+from textveil.text.tokenize import find_words, word_key
 
 
 @dataclass(frozen=True)
@@ -100,6 +110,98 @@ def calibrate(
                 word_types=len(types),
             )
         )
+        if progress is not None:
+            progress(1)
+    return points
+
+
+TEXT_WORDS = 40
+"""Words per sample text of :func:`calibrate_releases`: a short post."""
+
+
+@dataclass(frozen=True)
+class ReleaseCalibrationPoint:
+    """Measured releases of a mechanism at one value of its swept parameter (means over texts)."""
+
+    parameter: str
+    value: float
+    words_from_text: float  # share of a release's word tokens that are words of its text
+    words_from_text_stderr: float
+    words_kept: float  # share of a text's word tokens whose word appears in its release
+    release_overlap: float  # share of a release's word tokens that appear in another release of the same text
+    draws: int  # releases per text
+    texts: int
+    tokens_sampled: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The point as data, its value under the parameter's name (``{"epsilon": 10.0, ...}``)."""
+        data: dict[str, Any] = asdict(self)
+        data[data.pop("parameter")] = data.pop("value")
+        return data
+
+
+def shared_share(tokens: Sequence[str], other: Sequence[str]) -> float:
+    """The share of ``tokens`` whose word occurs anywhere in ``other`` (1.0 when ``tokens`` is
+    empty). Not position by position: SynTF or an auto-encoder writes a new text.
+
+    >>> shared_share(["the", "cat", "the", "sat"], ["the", "dog"])
+    0.5
+    """
+    if not tokens:
+        return 1.0
+    present = set(other)
+    return sum(token in present for token in tokens) / len(tokens)
+
+
+def sample_texts(tokens: Sequence[str], words_per_text: int = TEXT_WORDS) -> list[str]:
+    """Word tokens cut into texts of ``words_per_text`` words (the last may be shorter).
+
+    >>> sample_texts(["a", "b", "c"], 2)
+    ['a b', 'c']
+    """
+    return [" ".join(tokens[i:i + words_per_text]) for i in range(0, len(tokens), words_per_text)]
+
+
+def calibrate_releases(
+    make_mechanism: Callable[[float], Any],
+    parameter: str,
+    values: Sequence[float],
+    texts: Sequence[str],
+    *,
+    draws: int = 2,
+    progress: Callable[[int], None] | None = None,
+) -> list[ReleaseCalibrationPoint]:
+    """Release every text ``draws`` times at each value, with ``make_mechanism(value)`` (a
+    mechanism with its own random state), and measure how much of each release comes from its
+    text, how much of the text it keeps, and how alike two releases of one text are.
+
+    >>> toy = WordEmbeddings(["a", "b"], [[0.0], [100.0]])
+    >>> make = lambda epsilon: EarthMoversPrivacy(epsilon, toy, seed=0)
+    >>> [(p.words_from_text, p.words_kept) for p in calibrate_releases(make, "epsilon", [5.0], ["a b a", "b"])]
+    [(1.0, 1.0)]
+    """
+    if not values:
+        raise InvalidParameterError(f"give at least one {parameter} to calibrate")
+    if draws < 2:
+        raise InvalidParameterError("calibrating releases needs at least 2 draws per text (it compares two)")
+    words = [[word_key(w) for w in find_words(text)] for text in texts]
+    texts = [text for text, text_words in zip(texts, words) if text_words]
+    words = [text_words for text_words in words if text_words]
+    if not texts:
+        raise InvalidParameterError("the sample texts hold no words to calibrate on")
+    points = []
+    for value in values:
+        releases = make_mechanism(value).sanitize_many([text for text in texts for _ in range(draws)])
+        released = [[word_key(w) for w in find_words(r.text)] for r in releases]
+        draws_of = [released[i * draws:(i + 1) * draws] for i in range(len(texts))]
+        from_text = np.array([np.mean([shared_share(r, words[i]) for r in draws_of[i]]) for i in range(len(texts))])
+        kept = [np.mean([shared_share(words[i], r) for r in draws_of[i]]) for i in range(len(texts))]
+        alike = [shared_share(draws_of[i][0], draws_of[i][1]) for i in range(len(texts))]
+        points.append(ReleaseCalibrationPoint(
+            parameter=parameter, value=float(value), words_from_text=float(from_text.mean()),
+            words_from_text_stderr=float(from_text.std(ddof=1) / np.sqrt(len(texts))) if len(texts) > 1 else 0.0,
+            words_kept=float(np.mean(kept)), release_overlap=float(np.mean(alike)), draws=draws, texts=len(texts),
+            tokens_sampled=sum(map(len, words))))
         if progress is not None:
             progress(1)
     return points

@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +41,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
+from textveil.embeddings.neighbours import usable_cpus
 from textveil.errors import InputError, InvalidParameterError, TextveilError
 from textveil.privacy.ledger import DEFAULT_DATASET, EVERY, BudgetExceeded, RequestConflict
 from textveil.service.engine import (
@@ -78,7 +77,9 @@ TIMEOUT_DETAIL = (
 
 
 def _default_concurrency() -> int:
-    return 2 * (os.cpu_count() or 1)
+    """One release per usable CPU, each decoding on its own core (see ``ServiceEngine``): more
+    would only share the cores and scatter the latencies; the rest wait in line."""
+    return usable_cpus()
 
 
 @dataclass(frozen=True)
@@ -195,12 +196,9 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
     async def heavy(work: Callable[[threading.Event], T], what: str) -> T:
         """Run ``work`` in a worker thread under the concurrency limit and the time limit."""
-        deadline = time.monotonic() + settings.queue_seconds
-        while not engine.slots.try_acquire():
-            if time.monotonic() >= deadline:
-                raise HTTPException(503, f"the service is busy ({engine.slots.limit} requests at once); retry in a "
-                                         "second", headers={"Retry-After": "1"})
-            await asyncio.sleep(0.02)
+        if not await engine.slots.acquire(settings.queue_seconds):
+            raise HTTPException(503, f"the service is busy ({engine.slots.limit} requests at once, "
+                                     f"{engine.slots.waiting} waiting); retry in a second", headers={"Retry-After": "1"})
         abandoned = threading.Event()
         task = asyncio.ensure_future(run_in_threadpool(run_logged, lambda: work(abandoned), what))
 

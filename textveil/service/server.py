@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import sys
-import threading
+import time
 
 from textveil.errors import InvalidParameterError
 from textveil.service.app import ServiceSettings, create_app
@@ -51,13 +51,28 @@ def run_service(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, settings: Se
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         log.addHandler(handler)
         log.setLevel(logging.INFO)
+    _one_blas_thread()
     app = create_app(settings)
     # Loaded now: a bad file fails here, and the first request does not wait for it.
     log.info("embeddings: %s", app.state.engine.embeddings())
     for name, model in app.state.engine.models().items():
         log.info("trained %s loaded: %s", name, model.fingerprint().get("training_data"))
-    threading.Thread(target=app.state.engine.warm_calibration, name="calibration warm-up", daemon=True).start()
+    started = time.perf_counter()
+    app.state.engine.warm_calibration()
+    log.info("warmed up in %.1f s (the page's calibration curve and the decoder's index)", time.perf_counter() - started)
     shown = f"[{host}]" if ":" in host else host
     log.info("textveil service on http://%s:%d/ (API docs /docs; token %s; ledger %s)", shown, port,
              "required" if settings.api_token else "off", "on" if settings.ledger else "off")
     uvicorn.run(app, host=host, port=port, access_log=False, server_header=False, log_level="info")
+
+
+def _one_blas_thread() -> None:
+    """BLAS on one thread for the life of the process: the service runs releases side by side and
+    shares the CPUs out between them (``ServiceEngine.decode_threads``); a BLAS product that
+    spread over every core as well would compete with the other releases. Set once, never
+    restored: a per-request limit would race, as the BLAS thread count is process-wide."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - comes with scikit-learn
+        return
+    threadpool_limits(limits=1, user_api="blas")

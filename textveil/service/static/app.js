@@ -159,21 +159,20 @@ async function drawCalibration(mechanism) {
   if (!mechanism.calibration) {
     figure.hidden = true;
     $("calibration-note").textContent = mechanism.swept
-      ? `No calibration curve for ${mechanism.name}: the service measures emp's. Measure risk and utility with 'textveil evaluate'.`
+      ? `No calibration curve for ${mechanism.name}: the service does not release with it. Measure risk and utility with 'textveil evaluate'.`
       : "";
     return;
   }
   $("calibration-note").textContent = "";
   figure.hidden = false;
-  const decode = parameters().decode || "exact";
-  const key = `${mechanism.name}/${decode}`;
+  const key = calibrationKey(mechanism);
   if (!state.calibrations.has(key)) {
-    $("curve-caption").textContent = "Measuring what each epsilon does to words…";
+    $("curve-caption").textContent = `Measuring what each ${mechanism.swept} does to words…`;
     try {
       state.calibrations.set(key, await api("/v1/calibrate", {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ mechanism: mechanism.name, parameters: { decode } }),
+        body: JSON.stringify({ mechanism: mechanism.name, parameters: calibrationParameters(mechanism) }),
       }));
     } catch (error) {
       $("curve-caption").textContent = `Calibration failed: ${error.message}`;
@@ -183,58 +182,78 @@ async function drawCalibration(mechanism) {
   plotCalibration(state.calibrations.get(key));
 }
 
+// The curve's fixed parameters: emp's decoder, or every option the page shows but the swept one.
+function calibrationParameters(mechanism) {
+  const values = { ...parameters() };
+  delete values[mechanism.swept];
+  if (mechanism.name === "emp") return { decode: values.decode || "exact" };
+  return values;
+}
+
+function calibrationKey(mechanism) {
+  return `${mechanism.name}/${JSON.stringify(calibrationParameters(mechanism))}`;
+}
+
+// The server names the curves it measured (calibration.curves): "share" curves on the left
+// axis (0 to 1), a "count" curve on the right one.
 function plotCalibration(calibration) {
   const svg = $("curve");
   svg.replaceChildren();
   const width = 460, height = 230, left = 44, right = 44, top = 12, bottom = 36;
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   const points = calibration.points;
-  const epsilons = points.map((p) => p.epsilon);
-  const maxSubstitutes = Math.max(points[0].draws, ...points.map((p) => p.distinct_substitutes));
-  const x = linearScale(Math.min(...epsilons), Math.max(...epsilons), left, width - right);
+  const xs = points.map((p) => p[calibration.parameter]);
+  const counts = calibration.curves.filter((c) => c.axis === "count");
+  const maxCount = Math.max(points[0].draws, ...counts.flatMap((c) => points.map((p) => p[c.field])));
+  const x = linearScale(Math.min(...xs), Math.max(...xs), left, width - right);
   const y = linearScale(0, 1, height - bottom, top);
-  const y2 = linearScale(0, maxSubstitutes, height - bottom, top);
+  const y2 = linearScale(0, maxCount, height - bottom, top);
   for (const tick of niceTicks(0, 1, 4)) {
     svgElement("line", { x1: left, x2: width - right, y1: y(tick), y2: y(tick), class: "grid-line" }, svg);
     svgText(svg, left - 6, y(tick) + 4, formatNumber(tick, 2), { "text-anchor": "end" });
   }
-  for (const tick of niceTicks(0, maxSubstitutes, 4)) {
-    svgText(svg, width - right + 6, y2(tick) + 4, formatNumber(tick, 1), { "text-anchor": "start" });
+  if (counts.length) {
+    for (const tick of niceTicks(0, maxCount, 4)) {
+      svgText(svg, width - right + 6, y2(tick) + 4, formatNumber(tick, 1), { "text-anchor": "start" });
+    }
   }
-  for (const tick of niceTicks(Math.min(...epsilons), Math.max(...epsilons), 6)) {
+  for (const tick of niceTicks(Math.min(...xs), Math.max(...xs), 6)) {
     svgElement("line", { x1: x(tick), x2: x(tick), y1: height - bottom, y2: height - bottom + 4, class: "axis" }, svg);
     svgText(svg, x(tick), height - bottom + 16, formatNumber(tick, 1), { "text-anchor": "middle" });
   }
   svgElement("line", { x1: left, x2: width - right, y1: height - bottom, y2: height - bottom, class: "axis" }, svg);
   svgElement("line", { x1: left, x2: left, y1: top, y2: height - bottom, class: "axis" }, svg);
   svgElement("line", { x1: width - right, x2: width - right, y1: top, y2: height - bottom, class: "axis" }, svg);
-  svgText(svg, (left + width - right) / 2, height - 4, "epsilon (per token)", { "text-anchor": "middle" });
-  const path = (values, scale) => values.map((v, i) => `${i ? "L" : "M"}${x(epsilons[i]).toFixed(1)},${scale(v).toFixed(1)}`).join("");
-  const unchanged = points.map((p) => p.unchanged_fraction);
-  svgElement("path", { d: path(unchanged, y), class: "unchanged" }, svg);
-  const inVocabulary = points.map((p) => (p.unchanged_in_vocabulary === null ? p.unchanged_fraction : p.unchanged_in_vocabulary));
-  svgElement("path", { d: path(inVocabulary, y), class: "in-vocabulary" }, svg);
-  svgElement("path", { d: path(points.map((p) => p.distinct_substitutes), y2), class: "substitutes" }, svg);
-  points.forEach((p, i) => {
-    svgElement("circle", { cx: x(epsilons[i]), cy: y(p.unchanged_fraction), r: 2.5, class: "dot-unchanged" }, svg);
-    svgElement("circle", { cx: x(epsilons[i]), cy: y2(p.distinct_substitutes), r: 2.5, class: "dot-substitutes" }, svg);
-  });
+  svgText(svg, (left + width - right) / 2, height - 4, `${calibration.parameter} (per token)`, { "text-anchor": "middle" });
+  const path = (values, scale) => values.map((v, i) => `${i ? "L" : "M"}${x(xs[i]).toFixed(1)},${scale(v).toFixed(1)}`).join("");
+  for (const curve of calibration.curves) {
+    const scale = curve.axis === "count" ? y2 : y;
+    const values = points.map((p) => p[curve.field]);
+    svgElement("path", { d: path(values, scale), class: curve.style }, svg);
+    values.forEach((v, i) => svgElement("circle", { cx: x(xs[i]), cy: scale(v), r: 2.5, class: `dot-${curve.style}` }, svg));
+  }
+  if ("unchanged_in_vocabulary" in points[0]) {  // emp: the same share over in-vocabulary words, dashed
+    const inVocabulary = points.map((p) => (p.unchanged_in_vocabulary === null ? p.unchanged_fraction : p.unchanged_in_vocabulary));
+    svgElement("path", { d: path(inVocabulary, y), class: "in-vocabulary" }, svg);
+  }
   svgElement("line", { id: "curve-marker", x1: 0, x2: 0, y1: top, y2: height - bottom, class: "marker" }, svg);
-  svg.dataset.xLow = Math.min(...epsilons);
-  svg.dataset.xHigh = Math.max(...epsilons);
-  $("curve-caption").textContent =
-    `Blue: share of word tokens released unchanged (solid: all; dashed: in-vocabulary words). Orange (right axis): ` +
-    `distinct substitutes per word over ${points[0].draws} draws. Tokens from ${calibration.tokens_from}, ` +
-    `embeddings ${calibration.embeddings}.`;
+  svg.dataset.xLow = Math.min(...xs);
+  svg.dataset.xHigh = Math.max(...xs);
+  const colours = { unchanged: "Blue", substitutes: "Orange" };
+  const described = calibration.curves.map((c) =>
+    `${colours[c.style] || c.style}${c.axis === "count" ? " (right axis)" : ""}: ${c.label}`);
+  if ("unchanged_in_vocabulary" in points[0]) described.push("dashed: the same over in-vocabulary words");
+  $("curve-caption").textContent = `${described.join("; ")}; ${points[0].draws} draws. ` +
+    `Tokens from ${calibration.tokens_from}, embeddings ${calibration.embeddings}.`;
   sliderMoved();
 }
 
-function interpolate(points, epsilon, field) {
-  if (epsilon <= points[0].epsilon) return points[0][field];
+function interpolate(points, parameter, value, field) {
+  if (value <= points[0][parameter]) return points[0][field];
   for (let i = 1; i < points.length; i++) {
-    if (epsilon <= points[i].epsilon) {
+    if (value <= points[i][parameter]) {
       const a = points[i - 1], b = points[i];
-      const t = (epsilon - a.epsilon) / (b.epsilon - a.epsilon || 1);
+      const t = (value - a[parameter]) / (b[parameter] - a[parameter] || 1);
       return a[field] + t * (b[field] - a[field]);
     }
   }
@@ -246,8 +265,7 @@ function sliderMoved() {
   $("slider-value").textContent = formatNumber(value, 2);
   const mechanism = currentMechanism();
   const marker = document.getElementById("curve-marker");
-  const key = mechanism ? `${mechanism.name}/${parameters().decode || "exact"}` : "";
-  const calibration = state.calibrations.get(key);
+  const calibration = mechanism ? state.calibrations.get(calibrationKey(mechanism)) : undefined;
   if (!marker || !calibration || !mechanism || !mechanism.calibration) {
     $("reading").textContent = "";
     return;
@@ -257,11 +275,12 @@ function sliderMoved() {
   const clamped = Math.min(Math.max(value, Number(svg.dataset.xLow)), Number(svg.dataset.xHigh));
   marker.setAttribute("x1", x(clamped));
   marker.setAttribute("x2", x(clamped));
-  const unchanged = interpolate(calibration.points, value, "unchanged_fraction");
-  const substitutes = interpolate(calibration.points, value, "distinct_substitutes");
-  $("reading").textContent = `At epsilon ${formatNumber(value, 2)}: about ${formatNumber(unchanged * 100, 0)}% of ` +
-    `words come back unchanged; a word gets about ${formatNumber(substitutes, 1)} different substitutes over ` +
-    `${calibration.points[0].draws} releases. Smaller epsilon: more protection, more words changed.`;
+  const readings = calibration.curves.map((curve) => {
+    const at = interpolate(calibration.points, calibration.parameter, value, curve.field);
+    return curve.axis === "share" ? `about ${formatNumber(at * 100, 0)}% ${curve.reading}` : `about ${formatNumber(at, 1)} ${curve.reading}`;
+  });
+  $("reading").textContent = `At ${calibration.parameter} ${formatNumber(value, 2)}: ${readings.join("; ")} ` +
+    `(over ${calibration.points[0].draws} releases). Smaller ${calibration.parameter}: more protection, more words changed.`;
 }
 
 // -- input -------------------------------------------------------------------------------
