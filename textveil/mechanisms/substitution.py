@@ -177,15 +177,16 @@ class TokenSubstitution(Mechanism):
         perturb: list[int] = []
         dropped: set[int] = set()
         kept = 0
+        keep_stop_words, oov, word = self.keep_stop_words, self.oov, TokenKind.WORD  # locals: once per token
         for position, token in enumerate(tokens):
-            if not token.is_word:
+            if token.kind is not word:
                 if public:  # marks carry style too: in the public layout they are released like words
                     perturb.append(position)
                 continue
-            if self.keep_stop_words and is_stop_word(token.text):
+            if keep_stop_words and is_stop_word(token.text):
                 kept += 1
-            elif self.oov != "perturb" and token.text not in self.embeddings:
-                if self.oov == "keep":
+            elif oov != "perturb" and token.text not in self.embeddings:
+                if oov == "keep":
                     kept += 1
                 else:
                     dropped.add(position)
@@ -207,27 +208,31 @@ class TokenSubstitution(Mechanism):
         changes: list[Change] = []
         unchanged = 0
         layout = self.release_layout
+        keep = layout == "keep"
         for position in plan.perturb:
             substitute = next(substitutes)
             original = tokens[position].text
-            if word_key(substitute) == word_key(original):
+            key = word_key(substitute)
+            same = key == word_key(original)
+            if same:
                 unchanged += 1
-                if layout == "keep":  # the copied layout keeps the input's own spelling
+                if keep:  # the copied layout keeps the input's own spelling
                     continue
             # Elsewhere the release writes the vocabulary entry, even where it decoded to the
             # input's token: a curly apostrophe shares a look-up key with a straight one, and
             # copying the input's spelling would leak which one the writer typed.
-            released = apply_casing(original, substitute) if layout == "keep" else word_key(substitute)
+            released = apply_casing(original, substitute) if keep else key
             tokens[position] = Token(released, TokenKind.WORD)
-            if word_key(substitute) != word_key(original):
+            if not same:
                 changes.append(Change(position, original, released))
-        kept_tokens = [t.text for i, t in enumerate(tokens) if i not in plan.dropped]
-        if layout == "bag":
-            text = " ".join(sorted(kept_tokens))  # a bag: the input's word order is not released
-        elif layout == "public":
-            text = render_public_layout(kept_tokens, public_casing_table())
-        else:
+        if keep:
             text = detokenize(_drop_tokens(tokens, plan.dropped))
+        else:
+            kept_tokens = [t.text for i, t in enumerate(tokens) if i not in plan.dropped]
+            if layout == "bag":
+                text = " ".join(sorted(kept_tokens))  # a bag: the input's word order is not released
+            else:
+                text = render_public_layout(kept_tokens, public_casing_table())
         return Release(text=text, guarantee=self._guarantee(plan), changes=tuple(changes), words_unchanged=unchanged)
 
 
