@@ -62,12 +62,15 @@ def main() -> int:
             b = screened.nearest(queries)
             seconds["screened"] += time.perf_counter() - began
             disagreements += int((a != b).sum())
+            say(f"  epsilon {epsilon:g}: {start + len(chunk):,} of {len(words):,} words checked, "
+                f"{disagreements} decoded differently so far")
         results.append({"epsilon": epsilon, "words": len(words), "disagreements": disagreements,
                         "exact_words_per_s": len(words) / seconds["exact"],
                         "screened_words_per_s": len(words) / seconds["screened"]})
         say(f"epsilon {epsilon:g}: {disagreements} of {len(words):,} words decoded differently; "
             f"exact {results[-1]['exact_words_per_s']:,.0f} words/s, screened {results[-1]['screened_words_per_s']:,.0f}")
     if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 1 if any(r["disagreements"] for r in results) else 0
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from textveil.service.slots import Slots
@@ -94,12 +94,14 @@ def test_a_release_from_a_worker_thread_wakes_the_waiter_on_its_loop():
     assert asyncio.run(scenario()) == (True, 1)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=150, deadline=None)
+@example(limit=2, requests=[(2.6e-05, "finish"), (0.0, "finish"), (0.0, "finish"), (0.0, "cancel"), (0.0, "finish")])
 @given(limit=st.integers(1, 3),
        requests=st.lists(st.tuples(st.floats(0, 0.004), st.sampled_from(["finish", "cancel"])), min_size=1, max_size=12))
 def test_never_more_than_the_limit_and_every_slot_comes_back(limit, requests):
-    """Any mix of requests that finish their work or go away while they wait: at most ``limit``
-    hold a slot at any moment, slots are granted in arrival order, and all are free at the end."""
+    """Any mix of requests that finish their work or go away (waiting or working): at most
+    ``limit`` hold a slot at any moment, slots are granted in arrival order, and all are free
+    at the end."""
 
     async def scenario():
         slots = Slots(limit)
@@ -131,5 +133,9 @@ def test_never_more_than_the_limit_and_every_slot_comes_back(limit, requests):
 
     most, order, busy, waiting = asyncio.run(scenario())
     assert most <= limit
-    assert order == sorted(order)
+    # Slots are granted in arrival order. A request cancelled just as its slot came resumes one
+    # step sooner than the others (asyncio.wait_for hands it the result at once), so the order
+    # of resumption is checked over the requests that were never cancelled.
+    finished = [number for number in order if requests[number][1] == "finish"]
+    assert finished == sorted(finished)
     assert (busy, waiting) == (0, 0)
