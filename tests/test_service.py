@@ -512,3 +512,8 @@ def test_a_trained_model_is_loaded_once_and_released_with(toy_word_embeddings, t
     assert len(released["text"].split()) == 3
     listed = {m["name"]: m["service"]["releases"] for m in served.get("/v1/mechanisms").json()["mechanisms"]}
     assert listed["erae"] is True and listed["aedp"] is False
+    # and its slider gets a curve, measured through the loaded model's own releases
+    curve = served.post("/v1/calibrate", json={"mechanism": "erae", "grid": [1.0, 50.0], "samples": 80, "seed": 2})
+    assert curve.status_code == 200, curve.text
+    assert [p["epsilon"] for p in curve.json()["points"]] == [1.0, 50.0]
+    assert all(0 <= p["words_from_text"] <= 1 for p in curve.json()["points"])
