@@ -12,6 +12,15 @@ from hypothesis import strategies as st
 from textveil.service.slots import Slots
 
 
+async def one_held_and_one_waiting() -> tuple[Slots, asyncio.Future]:
+    """A gate of one slot, held, with one request queued behind it."""
+    slots = Slots(1)
+    assert await slots.acquire(1)
+    waiter = asyncio.ensure_future(slots.acquire(5))
+    await asyncio.sleep(0)
+    return slots, waiter
+
+
 def test_waiters_get_slots_in_the_order_they_asked():
     async def scenario():
         slots = Slots(2)
@@ -40,10 +49,7 @@ def test_waiters_get_slots_in_the_order_they_asked():
 
 def test_a_newcomer_never_overtakes_a_waiter():
     async def scenario():
-        slots = Slots(1)
-        assert await slots.acquire(1)
-        waiter = asyncio.ensure_future(slots.acquire(5))
-        await asyncio.sleep(0)
+        slots, waiter = await one_held_and_one_waiting()
         slots.release()  # handed to the waiter, not freed
         newcomer = await slots.acquire(0)
         return await waiter, newcomer, slots.busy
@@ -82,10 +88,7 @@ def test_a_cancelled_waiter_passes_on_a_slot_granted_to_it():
 
 def test_a_release_from_a_worker_thread_wakes_the_waiter_on_its_loop():
     async def scenario():
-        slots = Slots(1)
-        assert await slots.acquire(1)
-        waiter = asyncio.ensure_future(slots.acquire(5))
-        await asyncio.sleep(0)
+        slots, waiter = await one_held_and_one_waiting()
         worker = threading.Thread(target=slots.release)
         worker.start()
         worker.join()

@@ -274,7 +274,8 @@ def decoding_threads(count: int) -> Iterator[None]:
 
     For a process that runs several releases at once (the service): each gets a share of the
     cores instead of every one spreading over all of them, which made the releases wait on
-    each other and their latencies scatter.
+    each other and their latencies scatter. It caps textveil's own threads; BLAS's thread
+    count is process-wide, so such a process sets it once (``textveil serve`` sets one).
 
     >>> import numpy as np
     >>> index = ExactNeighbourIndex(np.eye(4, dtype=np.float32), threads=2)

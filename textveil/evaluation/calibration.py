@@ -3,8 +3,8 @@
 Two measurements. :func:`calibrate` is emp's own, word by word (below).
 :func:`calibrate_releases` serves every mechanism with a swept parameter (SynTF, ER-AE,
 AE-DP, emp too): it releases sample texts through the mechanism's public ``sanitize_many``
-and compares words as multisets, since a mechanism that writes a new text keeps no word at
-its position.
+and asks which words appear anywhere in text and release, since a mechanism that writes a
+new text keeps no word at its position.
 
 emp's calibration:
 
@@ -18,7 +18,6 @@ in it) or, without text, from the vocabulary with Zipf weights (rank r weighs 1/
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any

@@ -37,14 +37,15 @@ log = logging.getLogger("textveil.service")
 DEFAULT_CALIBRATION_GRID = (5.0, 7.5, 10.0, 12.5, 15.0, 20.0, 25.0, 30.0, 40.0)
 """The epsilons the page's slider spans for emp (``textveil calibrate``'s range, finer)."""
 
-
-def calibration_grid(mechanism: str) -> list[float]:
-    """The values the page's slider spans: emp's finer grid, or the registry's for the others."""
-    return list(DEFAULT_CALIBRATION_GRID if mechanism == "emp" else MECHANISMS.entry(mechanism).grid)
 CALIBRATION_SAMPLE = {"samples": 200, "word_types": 20, "draws": 10, "seed": 0}
 """The page's curve: a small seeded sample (about 4,000 nearest-word searches over the grid,
 a second or so on the default embeddings), computed once per process and cached."""
 MECHANISM_CACHE_SIZE = 64
+
+
+def calibration_grid(mechanism: str) -> list[float]:
+    """The values the page's slider spans: emp's finer grid, or the registry's for the others."""
+    return list(DEFAULT_CALIBRATION_GRID if mechanism == "emp" else MECHANISMS.entry(mechanism).grid)
 
 
 class Abandoned(Exception):
