@@ -384,7 +384,9 @@ def test_a_corrupt_cache_entry_names_the_fix(tmp_path, table, parses):
 
 def test_decoding_threads_caps_the_threads_a_search_spreads_over():
     """The service gives each release a share of the cores: under ``decoding_threads(1)`` a
-    search runs in its caller's thread only, and finds the same rows."""
+    search runs in its caller's thread only, under ``decoding_threads(2)`` over two threads
+    (BLAS single-threaded in each), and elsewhere in the caller's thread with BLAS's own
+    threads; every way finds the same rows."""
     import threading
     import time
 
@@ -394,7 +396,7 @@ def test_decoding_threads_caps_the_threads_a_search_spreads_over():
     rng = np.random.default_rng(5)
     vectors = rng.standard_normal((500, 8)).astype(np.float32)
     queries = rng.standard_normal((1000, 8)).astype(np.float32)
-    index = ExactNeighbourIndex(vectors, threads=2)
+    index = ExactNeighbourIndex(vectors)
     seen: set[int] = set()
     original = neighbours._run_parallel
 
@@ -408,14 +410,19 @@ def test_decoding_threads_caps_the_threads_a_search_spreads_over():
 
     neighbours._run_parallel = spying
     try:
-        spread = index.nearest(queries)
+        with decoding_threads(2):
+            spread = index.nearest(queries)
         assert len(seen) == 2
         seen.clear()
         with decoding_threads(1):
             capped = index.nearest(queries)
         assert seen == {threading.get_ident()}
+        seen.clear()
+        plain = index.nearest(queries)
+        assert seen == {threading.get_ident()}
     finally:
         neighbours._run_parallel = original
+    assert (spread == plain).all()
     assert (spread == capped).all()
     with pytest.raises(InvalidParameterError):
         with decoding_threads(0):

@@ -29,26 +29,32 @@ class ExactNeighbourIndex:
     """Exact Euclidean nearest neighbour by blocked matrix products, no candidate skipped.
 
     ``|q - v|^2 = |q|^2 - 2 (q.v - |v|^2 / 2)``, so the nearest row is the arg-max of
-    ``q.v - |v|^2 / 2``: computed in float32 with BLAS over tiles of 512 queries x 16,384
-    vocabulary rows (32 MiB of scores per tile), each tile reduced to its arg-max at once.
-    Tiles of queries are spread over worker threads, each running BLAS single-threaded, which
-    keeps both the products and the arg-max reductions parallel: on 2 cores this is as fast as
-    faiss ``IndexFlatL2`` or faster (5% on an idle machine, 25-45% when other processes compete
-    for the cores; ``benchmarks/bench_sanitize.py``). Equal distances resolve to the lowest row.
+    ``q.v - |v|^2 / 2``. The index keeps the vocabulary as ``[v, -|v|^2 / 2]`` (float32, one
+    column more) and a query as ``[q, 1]``, so one BLAS product gives the scores themselves: a
+    separate pass subtracting the norms cost as much as a fifth of a 50-d search. Tiles of 512
+    queries x 16,384 vocabulary rows (32 MiB of scores) are each reduced to their arg-max at
+    once; equal scores resolve to the lowest row.
+
+    The products spread over BLAS's own threads (as many as the process gives BLAS:
+    ``OMP_NUM_THREADS``, or ``threadpoolctl``): on this project's 2-core machine that was 1.1x to
+    1.5x faster than splitting tiles of queries over Python threads with BLAS single-threaded,
+    most where batches are small (``benchmarks/bench_sanitize.py``). A process that has set
+    BLAS to one thread and shares the CPUs out itself (the service) gets the split instead,
+    over ``n`` threads, inside :func:`decoding_threads` ``(n)`` with ``n > 1``.
 
     >>> index = ExactNeighbourIndex(np.array([[0, 0], [10, 0]], dtype=np.float32))
     >>> index.nearest(np.array([[9, 1], [-1, 2]], dtype=np.float32)).tolist()
     [1, 0]
     """
 
-    def __init__(self, vectors: np.ndarray, *, threads: int | None = None, query_tile: int = 512,
-                 vocabulary_tile: int = 16384) -> None:
-        self._vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        if self._vectors.ndim != 2 or len(self._vectors) == 0:
+    def __init__(self, vectors: np.ndarray, *, query_tile: int = 512, vocabulary_tile: int = 16384) -> None:
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or len(vectors) == 0:
             raise InvalidParameterError("the exact index needs a non-empty 2-D matrix of vectors")
-        self._half_norms = _half_squared_norms(self._vectors)
-        self.dim = int(self._vectors.shape[1])
-        self._threads = max(1, threads if threads is not None else usable_cpus())
+        self.dim = int(vectors.shape[1])
+        self._scored = np.empty((len(vectors), self.dim + 1), dtype=np.float32)
+        self._scored[:, : self.dim] = vectors
+        self._scored[:, self.dim] = -_half_squared_norms(vectors)
         self._query_tile = max(1, query_tile)
         self._vocabulary_tile = max(1, vocabulary_tile)
 
@@ -57,27 +63,34 @@ class ExactNeighbourIndex:
         out = np.empty(len(queries), dtype=np.int64)
         if len(queries) == 0:
             return out
-        vectors, half_norms, tile = self._vectors, self._half_norms, self._vocabulary_tile
-        # at least one tile of queries per thread where the batch is small
-        step = max(64, min(self._query_tile, -(-len(queries) // self._threads)))
+        extended = np.empty((len(queries), self.dim + 1), dtype=np.float32)
+        extended[:, : self.dim] = queries
+        extended[:, self.dim] = 1.0
+        cap = _DECODING_THREADS.get()
+        threads = 1 if cap is None else cap
+        step = self._query_tile if threads == 1 else max(64, min(self._query_tile, -(-len(queries) // threads)))
 
         def solve(start: int) -> None:
-            block = queries[start : start + step]
-            best = np.full(len(block), -np.inf, dtype=np.float32)
-            rows = np.zeros(len(block), dtype=np.int64)
-            everyone = np.arange(len(block))
-            for first in range(0, len(vectors), tile):
-                scores = block @ vectors[first : first + tile].T
-                scores -= half_norms[first : first + tile]
-                top = scores.argmax(axis=1)
-                value = scores[everyone, top]
-                better = value > best  # strict: an earlier tile keeps a tie (lowest row wins)
-                best[better] = value[better]
-                rows[better] = first + top[better]
-            out[start : start + step] = rows
+            out[start : start + step] = self._nearest_tile(extended[start : start + step])
 
-        _run_parallel(solve, range(0, len(queries), step), self._threads)
+        _run_parallel(solve, range(0, len(queries), step), threads)
         return out
+
+    def _nearest_tile(self, block: np.ndarray) -> np.ndarray:
+        scored, tile = self._scored, self._vocabulary_tile
+        if len(scored) <= tile:
+            return (block @ scored.T).argmax(axis=1)
+        best = np.full(len(block), -np.inf, dtype=np.float32)
+        rows = np.zeros(len(block), dtype=np.int64)
+        everyone = np.arange(len(block))
+        for first in range(0, len(scored), tile):
+            scores = block @ scored[first : first + tile].T
+            top = scores.argmax(axis=1)
+            value = scores[everyone, top]
+            better = value > best  # strict: an earlier tile keeps a tie (lowest row wins)
+            best[better] = value[better]
+            rows[better] = first + top[better]
+        return rows
 
 
 class ApproximateNeighbourIndex:
@@ -278,7 +291,7 @@ def decoding_threads(count: int) -> Iterator[None]:
     count is process-wide, so such a process sets it once (``textveil serve`` sets one).
 
     >>> import numpy as np
-    >>> index = ExactNeighbourIndex(np.eye(4, dtype=np.float32), threads=2)
+    >>> index = ExactNeighbourIndex(np.eye(4, dtype=np.float32))
     >>> with decoding_threads(1):
     ...     index.nearest(np.eye(4, dtype=np.float32)).tolist()
     [0, 1, 2, 3]

@@ -128,7 +128,7 @@ class ScreenedNeighbourIndex:
         self._largest_offset = float(np.abs(self._offsets).max())
         # Where no k of the grid pays for its re-ranking (large noise: small epsilon), the batch
         # goes to the plain exact search: k == dim stands for it.
-        self._plain = ExactNeighbourIndex(original, threads=self._threads)
+        self._plain = ExactNeighbourIndex(original)
         self._k = dims if dims is not None else default
         self.last_dims = self._k
         """The number of coordinates the last batch screened."""
