@@ -38,9 +38,10 @@ class ExactNeighbourIndex:
     The products spread over BLAS's own threads (as many as the process gives BLAS:
     ``OMP_NUM_THREADS``, or ``threadpoolctl``): on this project's 2-core machine that was 1.1x to
     1.5x faster than splitting tiles of queries over Python threads with BLAS single-threaded,
-    most where batches are small (``benchmarks/bench_sanitize.py``). A process that has set
-    BLAS to one thread and shares the CPUs out itself (the service) gets the split instead,
-    over ``n`` threads, inside :func:`decoding_threads` ``(n)`` with ``n > 1``.
+    most where batches are small (``benchmarks/README.md``, "Exact decoding and low precision").
+    A process that sets BLAS to one thread and shares the CPUs out itself (the service) gives
+    each search its threads with :func:`decoding_threads`: inside ``decoding_threads(n)`` with
+    ``n > 1`` the tiles are split over ``n`` threads, BLAS single-threaded in each.
 
     >>> index = ExactNeighbourIndex(np.array([[0, 0], [10, 0]], dtype=np.float32))
     >>> index.nearest(np.array([[9, 1], [-1, 2]], dtype=np.float32)).tolist()
