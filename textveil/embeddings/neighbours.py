@@ -67,8 +67,7 @@ class ExactNeighbourIndex:
         extended = np.empty((len(queries), self.dim + 1), dtype=np.float32)
         extended[:, : self.dim] = queries
         extended[:, self.dim] = 1.0
-        cap = _DECODING_THREADS.get()
-        threads = 1 if cap is None else cap
+        threads = _DECODING_THREADS.get() or 1  # uncapped: one tile at a time, BLAS's threads in each product
         step = self._query_tile if threads == 1 else max(64, min(self._query_tile, -(-len(queries) // threads)))
 
         def solve(start: int) -> None:

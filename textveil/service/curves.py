@@ -4,7 +4,8 @@ emp gets its word-by-word curve (:func:`textveil.evaluation.calibration.calibrat
 of words released unchanged, and how many substitutes a word gets). Every other mechanism with
 a swept parameter that the service releases with (SynTF, and ER-AE or AE-DP when their models
 are loaded) gets :func:`textveil.evaluation.calibration.calibrate_releases`: sample texts
-released through the mechanism itself, words compared as multisets. Each curve names its
+released through the mechanism itself, a word counted wherever it appears in the text (not
+position by position: such a mechanism writes a new text). Each curve names its
 fields (``curves``), so the page draws either without knowing which it got.
 
 Nothing here decides anything about privacy: the numbers are measured by releasing sample
