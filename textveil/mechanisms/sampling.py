@@ -6,6 +6,8 @@ unless the caller passes a seed (for reproducible runs).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from textveil.errors import InvalidParameterError
@@ -166,11 +168,42 @@ def sample_exponential_mechanism(
     step = max(1, BLOCK_ENTRIES // vocabulary) if block_rows is None else _check_count(block_rows, "block_rows", 1)
     chosen = np.empty(batch, dtype=np.int64)
     for start in range(0, batch, step):
-        cumulative = np.cumsum(np.exp(shifted[start:start + step]), axis=1)  # each row's largest weight is 1
-        targets = rng.random(cumulative.shape[0]) * cumulative[:, -1]
-        # the first entry whose cumulative weight exceeds the target (never past the last one)
-        chosen[start:start + step] = np.minimum((cumulative <= targets[:, None]).sum(axis=1), vocabulary - 1)
+        block = shifted[start:start + step]
+        chosen[start:start + step] = _inverse_cdf_rows(block, rng.random(block.shape[0]))
     return chosen
+
+
+def _inverse_cdf_rows(shifted: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """One index per row of ``shifted`` (log-weights, each row's largest 0), row i drawn with the
+    uniform ``uniforms[i]`` in [0, 1) against the row's cumulative weights."""
+    cumulative = np.cumsum(np.exp(shifted), axis=1)  # each row's largest weight is 1
+    targets = uniforms * cumulative[:, -1]
+    # the first entry whose cumulative weight exceeds the target (never past the last one)
+    return np.minimum((cumulative <= targets[:, None]).sum(axis=1), shifted.shape[1] - 1).astype(np.int64)
+
+
+def sample_exponential_mechanism_rows(
+    scores: object, epsilon: float, rngs: Sequence[np.random.Generator], sensitivity: float = 1.0
+) -> np.ndarray:
+    """One draw per row of (batch, V) ``scores``, row i with one uniform from its own generator
+    ``rngs[i]``: each row is a draw of :func:`sample_exponential_mechanism` (epsilon-DP for a
+    score of that sensitivity), and a row's draw does not depend on which rows share its batch.
+
+    A generator that writes many texts at once gives each text its own stream this way, so a
+    text's release is the same whatever it is batched with (and with its own seed, the same as
+    released alone).
+
+    >>> rows = sample_exponential_mechanism_rows([[0.0, 1e6], [1e6, 0.0]], 1.0, [make_rng(0), make_rng(1)])
+    >>> rows.tolist()
+    [1, 0]
+    """
+    shifted = _shifted_exponents(scores, epsilon, sensitivity)
+    if shifted.ndim != 2 or shifted.shape[0] != len(rngs):
+        raise InvalidParameterError(f"scores must have shape (batch, V) with one generator per row; got shape "
+                                    f"{shifted.shape} for {len(rngs)} generator(s)")
+    if shifted.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    return _inverse_cdf_rows(shifted, np.array([rng.random() for rng in rngs]))
 
 
 def sample_uniform_indices(count: int, vocabulary_size: int, rng: np.random.Generator) -> np.ndarray:

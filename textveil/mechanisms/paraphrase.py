@@ -1,0 +1,358 @@
+"""Rewriting with a pretrained language model: ``paraphrase`` (epsilon-DP, DP-Prompt) and
+``restyle`` (plain sampling, no guarantee).
+
+A public template asks the model to paraphrase the input::
+
+    system: You rewrite texts in plain, neutral English.
+    user:   Paraphrase the following text in your own words:
+
+            <the input, cut to its first max_input_tokens model tokens>
+
+and the reply is written token by token (:func:`textveil.models.lm_decoding.decode`).
+
+``paraphrase`` (Utpala, Hooker and Chen, DP-Prompt, Findings of EMNLP 2023; paper 002's
+Algorithm 1 with a generator pretrained on public text) draws every output token v, the end
+token included, by the exponential mechanism
+
+    Pr[v] proportional to exp(epsilon * u(v) / (2 w))
+
+over the model's output vocabulary (its control tokens other than the end tokens left out, a
+public choice), with one of two scores whose range has width w for every input:
+
+- ``relative`` (the default): u(v) = clip(logit_v - max_u logit_u, -w, 0). Every token within w
+  of the step's best is drawn as by plain sampling at temperature 2w / epsilon; every token
+  further down ties at the floor, with weight exp(-epsilon / 2) against the best.
+- ``clipped`` (DP-Prompt's): u(v) = clip(logit_v, b2 - w, b2), b2 = ``clip_high``. The tokens
+  above b2 tie, and where a step's logits sit low most of the mass lies on the floor's 49k
+  tokens: measured here, it writes gibberish where ``relative`` is readable (docs/results).
+
+Sensitivity: u(x, v) lies in an interval of width w whatever the input x (and whatever the
+tokens drawn before), so |u(x, v) - u(x', v)| <= w for any two inputs; the exponential mechanism
+with the factor 2 w is then epsilon-DP for each token (McSherry and Talwar 2007). A reply of at
+most L = ``max_new_tokens`` tokens is (epsilon * L)-DP by adaptive sequential composition: step
+i's scores depend on the input and on tokens already drawn, which are public output. The length
+is drawn (an end token is a token like any other), so it is covered; a reply that reaches L
+tokens is cut there, a public rule. Nothing is copied from the input. w is public and fixed
+before any private text is seen: the default 15 was calibrated on text the model writes itself
+(:func:`calibrate_width`).
+
+``restyle`` is the same model and template sampled at a temperature with no privacy
+accounting: the style-normalisation baseline, its risk measured, not bounded.
+
+>>> from textveil.mechanisms.paraphrase import relative_scores, clipped_scores
+>>> relative_scores(np.array([[30.0, 25.0, 2.0]]), width=15.0).tolist()
+[[0.0, -5.0, -15.0]]
+>>> clipped_scores(np.array([[30.0, 25.0, 2.0]]), high=22.0, width=15.0).tolist()
+[[22.0, 22.0, 7.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from textveil.errors import InputError, InvalidParameterError
+from textveil.mechanisms.base import Mechanism, ProgressCallback, Release
+from textveil.mechanisms.redaction import no_guarantee
+from textveil.mechanisms.sampling import make_rng, sample_exponential_mechanism_rows
+from textveil.models.device import check_device
+from textveil.privacy.guarantee import Guarantee
+
+SYSTEM_PROMPT = "You rewrite texts in plain, neutral English."
+INSTRUCTION = "Paraphrase the following text in your own words:"
+"""The public template: the model reads SYSTEM_PROMPT, then INSTRUCTION, an empty line and the input."""
+
+DEFAULT_WIDTH = 15.0
+"""w, calibrated once on text the model wrote itself (:func:`calibrate_width`), not on any private text."""
+DEFAULT_CLIP_HIGH = 22.0
+"""b2 for the ``clipped`` score: the median of the step's largest logit on the same public text."""
+SEED_BOUND = 2**63
+"""A text's own generator is seeded from its parent's stream with an integer below this."""
+
+
+def relative_scores(logits: np.ndarray, width: float) -> np.ndarray:
+    """u(v) = clip(logit_v - max logit, -width, 0), row by row: in [-width, 0] for any logits."""
+    logits = np.asarray(logits, dtype=np.float64)
+    return np.clip(logits - logits.max(axis=-1, keepdims=True), -width, 0.0)
+
+
+def clipped_scores(logits: np.ndarray, high: float, width: float) -> np.ndarray:
+    """u(v) = clip(logit_v, high - width, high): DP-Prompt's score, in a fixed interval of width ``width``."""
+    return np.clip(np.asarray(logits, dtype=np.float64), high - width, high)
+
+
+def text_generator(parent: np.random.Generator) -> np.random.Generator:
+    """A text's own stream, seeded from its parent's: drawn in text order, so a text's release
+    depends on its place in the input, never on the batch it is decoded in."""
+    return make_rng(int(parent.integers(0, SEED_BOUND)))
+
+
+class LanguageModelRewriter(Mechanism):
+    """What ``paraphrase`` and ``restyle`` share: the model, the template, batching and the
+    per-text random streams. Subclasses say how a step's logits become a drawn token."""
+
+    resources: ClassVar[tuple[str, ...]] = ("language_model",)
+
+    def _init_model(self, language_model: Any, batch_size: int, device: str) -> None:
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidParameterError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+        check_device(device)
+        self.batch_size = batch_size
+        self.device = device
+        self._rng = make_rng(self.seed)
+        if language_model is None:
+            from textveil.models.language_model import language_model_unavailable
+
+            reason = language_model_unavailable(self.model)
+            if reason is not None:
+                raise InputError(reason)
+        else:
+            self.model = language_model.name
+        self.language_model = language_model  # loaded on first use when None: construction stays cheap
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        from textveil.models.language_model import language_model_unavailable
+
+        return language_model_unavailable()
+
+    def _resources(self) -> dict[str, Any]:
+        return {"language_model": self.language_model, "batch_size": self.batch_size, "device": self.device}
+
+    def _lm(self) -> Any:
+        if self.language_model is None:
+            from textveil.models.language_model import load_language_model
+
+            self.language_model = load_language_model(self.model, self.device)
+        return self.language_model
+
+    def vocabulary_hash(self) -> str:
+        """The model's weights and tokenizer: what every release is drawn from."""
+        return str(self._lm().content_hash)
+
+    # -- the template ------------------------------------------------------------------
+
+    def prompt_ids(self, text: str) -> list[int]:
+        """The template holding ``text``, cut to its first ``max_input_tokens`` model tokens."""
+        lm = self._lm()
+        kept = lm.decode(lm.encode(text)[: self.max_input_tokens])
+        return lm.chat_prompt(SYSTEM_PROMPT, f"{INSTRUCTION}\n\n{kept}")
+
+    def _candidates(self) -> np.ndarray:
+        """The output vocabulary: every token but the control tokens that do not end a reply."""
+        lm = self._lm()
+        cached = getattr(self, "_candidate_cache", None)
+        if cached is None or cached[0] is not lm:
+            excluded = set(lm.special_token_ids) - set(lm.end_token_ids)
+            ids = np.array([i for i in range(lm.vocabulary_size) if i not in excluded], dtype=np.int64)
+            cached = self._candidate_cache = (lm, ids)
+        return cached[1]
+
+    # -- releasing -----------------------------------------------------------------------
+
+    def sanitize_many(self, texts: Iterable[str], progress: ProgressCallback | None = None) -> list[Release]:
+        """Release many texts, decoded ``batch_size`` at a time, each with its own random stream."""
+        texts = list(texts)
+        return self._release(texts, [text_generator(self._rng) for _ in texts], progress)
+
+    def sanitize_records(self, texts: Sequence[str], seeds: Sequence[int],
+                         progress: ProgressCallback | None = None) -> list[Release]:
+        """Each text with its own seed, all decoded together: text i's release is exactly
+        ``self.with_params(seed=seeds[i]).sanitize(texts[i])``."""
+        texts = list(texts)
+        if len(seeds) != len(texts):
+            raise InvalidParameterError(f"sanitize_records was given {len(seeds)} seeds for {len(texts)} texts: "
+                                        "give one per text")
+        return self._release(texts, [text_generator(make_rng(int(seed))) for seed in seeds], progress)
+
+    def _release(self, texts: list[str], rngs: list[np.random.Generator],
+                 progress: ProgressCallback | None) -> list[Release]:
+        from textveil.models.lm_decoding import decode
+
+        for text in texts:
+            if not isinstance(text, str):
+                raise InvalidParameterError(f"sanitize expects text (str), got {type(text).__name__}")
+        # An empty text is released empty (named in every Guarantee): there is nothing to rewrite.
+        todo = [i for i, text in enumerate(texts) if text.strip()]
+        replies: dict[int, tuple[list[int], bool]] = {}
+        if todo:
+            lm = self._lm()
+            candidates = self._candidates()
+            prompts = [self.prompt_ids(texts[i]) for i in todo]
+            own = [rngs[i] for i in todo]
+
+            def choose(logits: np.ndarray, rows: np.ndarray) -> np.ndarray:
+                drawn = self._draw(logits[:, candidates], [own[r] for r in rows])
+                return candidates[drawn]
+
+            done = decode(lm, prompts, _shared_opening(prompts), self.max_new_tokens, choose,
+                          batch_size=self.batch_size, progress=progress)
+            replies = dict(zip(todo, done))
+        if progress is not None and len(todo) < len(texts):
+            progress(len(texts) - len(todo))
+        releases = []
+        for i, text in enumerate(texts):
+            if i not in replies:
+                releases.append(Release("", self._guarantee(0, False)))
+                continue
+            tokens, ended = replies[i]
+            releases.append(Release(self._lm().decode(tokens).strip(), self._guarantee(len(tokens), ended)))
+        return releases
+
+    def _draw(self, logits: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
+        raise NotImplementedError  # pragma: no cover - each mechanism draws its own way
+
+    def _guarantee(self, drawn: int, ended: bool) -> Guarantee:
+        raise NotImplementedError  # pragma: no cover
+
+    def _template_rules(self) -> tuple[str, ...]:
+        return (f"the input is read up to its first {self.max_input_tokens} model tokens (a public rule; the rest "
+                "is not read)", "an empty input is released empty")
+
+
+def _shared_opening(prompts: list[list[int]]) -> int:
+    """How many leading tokens every prompt shares (the template's opening), less one: the
+    last shared token is read with each input so that every row has a token of its own."""
+    first = prompts[0]
+    shared = min(len(p) for p in prompts)
+    for prompt in prompts[1:]:
+        limit = min(shared, len(prompt))
+        same = np.flatnonzero(np.asarray(first[:limit]) != np.asarray(prompt[:limit]))
+        shared = int(same[0]) if same.size else limit
+    return max(0, shared - 1)
+
+
+class Paraphrase(LanguageModelRewriter):
+    """The ``paraphrase`` mechanism (DP-Prompt): epsilon-DP per output token.
+
+    >>> from textveil.models.language_model import language_model_unavailable
+    >>> if language_model_unavailable() is None:  # doctest: +SKIP
+    ...     release = Paraphrase(30.0, max_new_tokens=40, seed=7).sanitize("The market rallied on Friday.")
+    ...     release.guarantee.document_epsilon
+    1200.0
+    """
+
+    name = "paraphrase"
+
+    def __init__(self, epsilon: float, *, score: str = "relative", width: float = DEFAULT_WIDTH,
+                 clip_high: float = DEFAULT_CLIP_HIGH, max_new_tokens: int = 64, max_input_tokens: int = 256,
+                 model: str = "smollm2-135m-instruct", seed: int | None = None, language_model: Any = None,
+                 batch_size: int = 16, device: str = "auto") -> None:
+        self._check_parameters(epsilon=epsilon, score=score, width=width, clip_high=clip_high,
+                               max_new_tokens=max_new_tokens, max_input_tokens=max_input_tokens, model=model,
+                               seed=seed)
+        self._init_model(language_model, batch_size, device)
+
+    @property
+    def sensitivity(self) -> float:
+        """w: every score lies in an interval of this width whatever the input."""
+        return float(self.width)
+
+    def scores(self, logits: np.ndarray) -> np.ndarray:
+        """The step's scores u(v) over the output vocabulary (rows: texts)."""
+        if self.score == "relative":
+            return relative_scores(logits, self.width)
+        return clipped_scores(logits, self.clip_high, self.width)
+
+    def _draw(self, logits: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
+        return sample_exponential_mechanism_rows(self.scores(logits), self.epsilon, rngs,
+                                                 sensitivity=self.sensitivity)
+
+    def spend_per_release(self) -> tuple[float, str]:
+        """epsilon * L per text: known before any text is read, whatever the reply's length."""
+        return float(self.epsilon) * self.max_new_tokens, "dp epsilon per document"
+
+    def _guarantee(self, drawn: int, ended: bool) -> Guarantee:
+        limit = self.max_new_tokens
+        eps = float(self.epsilon)
+        if self.score == "relative":
+            rating = f"clip(logit - the step's largest logit, -{self.width:g}, 0)"
+        else:
+            rating = f"clip(logit, {self.clip_high - self.width:g}, {self.clip_high:g})"
+        unprotected = ("nothing copied from the input: every output token, the end token included, was drawn by "
+                       "the mechanism", *self._template_rules())
+        assumptions = (
+            f"the language model ({self.model}) and the prompt template are public",
+            "the model was not trained on the released texts (the score is a fixed function of the input)",
+            f"w = {self.width:g}" + ("" if self.score == "relative" else f" and b2 = {self.clip_high:g}")
+            + " were fixed before any private text was seen",
+        )
+        tokens = drawn + (1 if ended else 0)
+        statement = (
+            f"paraphrase: each output token was drawn by the exponential mechanism with epsilon = {eps:g} over the "
+            f"language model's output vocabulary, scored by {rating}: the score lies in an interval of width "
+            f"{self.width:g} whatever the input, so its sensitivity is {self.width:g} and each draw is "
+            f"{eps:g}-differentially private. The reply has at most L = {limit} tokens (its length is drawn too: the "
+            f"end token is drawn like any other), so by adaptive sequential composition the release is "
+            f"({eps * limit:g})-differentially private against any other input text"
+            + (f"; this reply drew {tokens} token(s), so its own likelihood ratio is at most exp({eps * tokens:g})"
+               if drawn or ended else "")
+            + ". Released unprotected: " + "; ".join(unprotected) + ". Assumes: " + "; ".join(assumptions) + "."
+        )
+        return Guarantee(mechanism=self.name, epsilon=eps, kind="dp", unit="token", composition="sequential",
+                         words_protected=limit if (drawn or ended) else 0, layout="public",
+                         unprotected=unprotected, assumptions=assumptions, statement=statement)
+
+
+class Restyle(LanguageModelRewriter):
+    """The ``restyle`` mechanism: the same model and template, plain sampling at a temperature;
+    no formal guarantee (the style-normalisation baseline)."""
+
+    name = "restyle"
+
+    def __init__(self, *, temperature: float = 0.7, max_new_tokens: int = 64, max_input_tokens: int = 256,
+                 model: str = "smollm2-135m-instruct", seed: int | None = None, language_model: Any = None,
+                 batch_size: int = 16, device: str = "auto") -> None:
+        self._check_parameters(temperature=temperature, max_new_tokens=max_new_tokens,
+                               max_input_tokens=max_input_tokens, model=model, seed=seed)
+        self._init_model(language_model, batch_size, device)
+
+    def _draw(self, logits: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
+        # Pr[v] proportional to exp(logit_v / T): the exponential mechanism's form with
+        # epsilon / 2 = 1 / T on the raw logits, which are unbounded (no privacy is claimed).
+        return sample_exponential_mechanism_rows(logits, 2.0 / self.temperature, rngs)
+
+    def _guarantee(self, drawn: int, ended: bool) -> Guarantee:
+        return no_guarantee(
+            self.name,
+            f"The text was rewritten by the language model {self.model}, sampled at temperature "
+            f"{self.temperature:g} (at most {self.max_new_tokens} tokens).",
+            ("anything the model copies from the input: names, places, numbers, rare words and phrasing",
+             "the input's content and much of its structure", *self._template_rules()),
+            drawn)
+
+
+def calibrate_width(language_model: Any, public_texts: Sequence[str], mass: float = 1e-3,
+                    max_new_tokens: int = 48, seed: int = 0) -> dict[str, float]:
+    """Pick w (and b2 for the clipped score) from public text only: the smallest w such that, on
+    replies the model writes to ``public_texts`` (plain sampling at temperature 1), the model's own
+    probability of the tokens more than w below a step's best is at most ``mass`` at the median
+    step; b2 is the median of the steps' largest logits.
+
+    Run once with texts that are not to be released (the default came from the model's own
+    replies to public prompts); the result is then fixed for every release.
+    """
+    from textveil.models.lm_decoding import decode
+
+    steps: list[np.ndarray] = []
+    rng = make_rng(seed)
+    generators = [text_generator(rng) for _ in public_texts]
+
+    def choose(logits: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        steps.append(np.sort(logits, axis=1)[:, ::-1].astype(np.float64))
+        return sample_exponential_mechanism_rows(logits, 2.0, [generators[r] for r in rows])
+
+    prompts = [language_model.chat_prompt(SYSTEM_PROMPT, f"{INSTRUCTION}\n\n{t}") for t in public_texts]
+    decode(language_model, prompts, _shared_opening(prompts), max_new_tokens, choose)
+    ordered = np.vstack(steps)
+    gaps = ordered[:, :1] - ordered  # how far each logit lies below the step's largest
+    log_z = np.log(np.exp(-gaps).sum(axis=1))
+    for width in np.arange(1.0, 60.5, 0.5):
+        below = np.where(gaps > width, np.exp(-gaps), 0.0).sum(axis=1) / np.exp(log_z)
+        if float(np.median(below)) <= mass:
+            return {"width": float(width), "clip_high": float(np.median(ordered[:, 0])),
+                    "median_max_logit": float(np.median(ordered[:, 0])), "steps": float(len(ordered))}
+    return {"width": 60.0, "clip_high": float(np.median(ordered[:, 0])),
+            "median_max_logit": float(np.median(ordered[:, 0])), "steps": float(len(ordered))}
