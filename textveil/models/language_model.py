@@ -237,7 +237,9 @@ class LanguageModel:
     @property
     def vocabulary_size(self) -> int:
         """The number of logits the network gives per step."""
-        return int(self.network.get_output_embeddings().weight.shape[0])
+        config = self.network.config
+        size = getattr(config, "vocab_size", None) or getattr(config.get_text_config(), "vocab_size", None)
+        return int(size if size else self.network.get_input_embeddings().weight.shape[0])
 
     @property
     def context_length(self) -> int:
