@@ -19,6 +19,11 @@ Configurations:
   ``../paper002/models``, beside the checkout) at epsilon 2; where they do not load, tiny ones are trained here
   from ``../shared/data/blog_short`` (300 texts, hidden 32, one epoch; kept in memory only) and
   the summary says so;
+* ``paraphrase`` at epsilon 30 (L = 64, the bundled SmolLM2-135M-Instruct): its canary (epsilon
+  4, L = 1, a toy language model with hand-set logits: the claim is nearly tight there) and two
+  pairs of real texts released by the model itself, at most 50 releases per input and stage
+  (about a text a second on a CPU: some ten minutes); skipped, and said so, where the model is
+  not installed;
 * ``pivot`` at l = 5 and l = 10: l-privacy, audited by the frequency attacker on the default
   corpus (400 texts with English word frequencies), three keys;
 * ``redact``, ``translate`` and ``synth``: no formal guarantee, reported as such and never
@@ -103,6 +108,8 @@ CONFIGS = (
     Config("syntf-eps10", "syntf", {"epsilon": 10.0}, "tf-idf rating: larger claims, less power"),
     Config("erae", "erae", {"epsilon": 2.0}, "paper 002's trained ER-AE", trained=True),
     Config("aedp", "aedp", {"epsilon": 2.0}, "paper 002's trained AE-DP", trained=True),
+    Config("paraphrase", "paraphrase", {"epsilon": 30.0}, "DP-Prompt on the bundled SmolLM2-135M (L = 64); its "
+           "canary on a toy LM"),
     Config("pivot-l5", "pivot", {"l": 5}, "l-privacy, default corpus"),
     Config("pivot-l10", "pivot", {"l": 10}, "l-privacy, default corpus"),
     Config("redact", "redact", {}, "no formal guarantee"),
@@ -206,18 +213,27 @@ def progress_printer(slug: str, total: int | None) -> Callable[[int], None]:
 # -- one configuration ------------------------------------------------------------------------
 
 
-def audit_one(config: Config, builder: Builder, args: argparse.Namespace) -> dict[str, Any]:
-    from textveil.evaluation.audit import run_audit
+def audit_one(config: Config, builder: Builder, args: argparse.Namespace) -> dict[str, Any] | None:
+    from textveil.errors import InputError
+    from textveil.evaluation.audit import releases_needed, run_audit
     from textveil.evaluation.audit_pairs import audit_cases
     from textveil.evaluation.audit_report import write_audit_report
+    from textveil.mechanisms.registry import MECHANISMS
 
     started, cpu_started = time.perf_counter(), time.process_time()
-    mechanism = builder.build(config)
+    try:
+        mechanism = builder.build(config)
+    except InputError as error:
+        missing = MECHANISMS.load(config.mechanism).unavailable()
+        if missing is None:
+            raise
+        log(f"[{config.slug}] skipped: {config.mechanism} cannot run here ({missing}; {error})")
+        return None
     unavailable = type(mechanism).unavailable()
     kind = mechanism.spec().guarantee
     cases = audit_cases(mechanism) if kind in ("metric", "dp") else []
     setup = time.perf_counter() - started
-    total = 6 * args.trials * len(cases) if cases else None
+    total = releases_needed(cases, args.trials) if cases else None
     log(f"[{config.slug}] {config.mechanism} {config.params or ''}: guarantee {kind}, {len(cases)} pairs"
         + (f", {total:,} releases" if total else "") + (f"; unavailable here: {unavailable}" if unavailable else ""))
     report = run_audit(mechanism, cases, trials=args.trials, confidence=args.confidence, seed=args.seed,
@@ -309,6 +325,7 @@ def _power_cell(row: dict[str, Any]) -> tuple[str, str]:
 
 def write_summary(out: Path, rows: dict[str, dict[str, Any]], run: dict[str, Any]) -> None:
     from textveil.corpus.writing import atomic_write_text
+    from textveil.evaluation.audit_pairs import LANGUAGE_MODEL_TRIALS
 
     ordered = [rows[c.slug] for c in CONFIGS if c.slug in rows]
     atomic_write_text(out / "summary.json", json.dumps({"last_run": run, "configurations": ordered}, indent=2))
@@ -339,7 +356,9 @@ def write_summary(out: Path, rows: dict[str, dict[str, Any]], run: dict[str, Any
         "`textveil.evaluation.audit.run_audit` on the pairs `audit_cases` chooses for it, and its folder holds the "
         "audit's `audit.json`, `audit.md` (every pair: claim, audited lower bound, power, event counts) and "
         "`audit.png` (claimed against audited). `summary.json` holds this table as data.", "",
-        f"Trials per input and stage: {', '.join(f'{t:,}' for t in trials)} (three stages: train, choose, count); "
+        f"Trials per input and stage: {', '.join(f'{t:,}' for t in trials)} (three stages: train, choose, count"
+        + (f"; paraphrase's real-text pairs at most {LANGUAGE_MODEL_TRIALS}, its model being slow"
+           if any(row["mechanism"] == "paraphrase" for row in ordered) else "") + "); "
         f"confidence {run['confidence']:.0%} per audit (Bonferroni over its claimed pairs); seed: "
         + ", ".join("OS entropy (not reproducible)" if s == "None" else s for s in seeds) + ".", "",
         "\n".join(lines), "",
@@ -467,6 +486,8 @@ def main() -> None:
     rows = dict(previous)
     for config in configs:
         row = audit_one(config, builder, args)
+        if row is None:  # its mechanism cannot run on this machine
+            continue
         row["run_started"] = started
         rows[config.slug] = row
     run = {

@@ -141,3 +141,59 @@ class TrainingInterrupt:
         self.done.append(done)
         if done == self.at:
             raise KeyboardInterrupt
+
+
+TINY_LM_TEXT = (
+    "The market rallied on Friday and stocks rose. Oil prices fell in London; the bank said so. "
+    "I went to the zoo with my sister and we saw an elephant. The report is due next week, sorry for the delay. "
+    "Growth, growth and more growth: the economy is good. We knit a scarf with soft wool on bamboo needles."
+)
+
+
+def build_tiny_language_model(folder: Path) -> Path:
+    """A tiny Hugging Face causal LM folder (Llama, 2 layers of 32 units, random weights, seeded) with
+    a byte-level BPE tokenizer trained in-process and a chat template: what the language-model
+    mechanisms load through ``model=FOLDER`` in tests, in about a second."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=specials,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    backend.train_from_iterator([TINY_LM_TEXT] * 3, trainer)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<|im_start|>", eos_token="<|im_end|>",
+                                        unk_token="<|endoftext|>", pad_token="<|endoftext|>")
+    tokenizer.chat_template = (
+        "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + "
+        "'<|im_end|>\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
+                         bos_token_id=1, eos_token_id=2, pad_token_id=0, tie_word_embeddings=False)
+    torch.manual_seed(0)
+    network = LlamaForCausalLM(config)
+    # logits spread over several nats (sd about 4), as a trained model's are. The output layer is
+    # its own: tied to the input embeddings and scaled up, it would favour the token just read, and
+    # the model would repeat the template's last token (a newline) for ever.
+    with torch.no_grad():
+        network.lm_head.weight.mul_(40.0)
+    network.save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_lm_folder(tmp_path_factory) -> Path:
+    """A tiny causal LM folder: pass it as the ``model`` parameter (``--set model=FOLDER``)."""
+    return build_tiny_language_model(tmp_path_factory.mktemp("tiny-lm"))
+
+
+@pytest.fixture(scope="session")
+def tiny_language_model(tiny_lm_folder):
+    """The tiny LM, loaded (``language_model=`` of paraphrase and restyle)."""
+    from textveil.models.language_model import load_language_model
+
+    return load_language_model(str(tiny_lm_folder), "cpu")

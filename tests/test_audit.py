@@ -7,7 +7,8 @@ passes. Beside the experiment: the claims of each kind of Guarantee, the statist
 power on a binomial of known loss, the user's pair files and the written report.
 
 Every audit is seeded (reproducible) and small: the canary vocabularies make a weak sampler show
-in a thousand releases or fewer. Whole module: under a minute on two cores.
+in a thousand releases or fewer (paraphrase's: 1,500, a toy language model releasing a few
+thousand texts a second). Whole module: about a minute on two cores.
 """
 
 from __future__ import annotations
@@ -23,10 +24,18 @@ import pytest
 
 from textveil.embeddings import WordEmbeddings
 from textveil.errors import InputError
-from textveil.evaluation.audit import case_claim, run_audit
-from textveil.evaluation.audit_pairs import AuditCase, AuditPair, audit_cases, canary_cases, read_pairs
+from textveil.evaluation.audit import case_claim, releases_needed, run_audit
+from textveil.evaluation.audit_pairs import (
+    LANGUAGE_MODEL_TRIALS,
+    AuditCase,
+    AuditPair,
+    audit_cases,
+    canary_cases,
+    read_pairs,
+)
 from textveil.evaluation.audit_report import write_audit_report
 from textveil.mechanisms.earth_movers import EarthMoversPrivacy
+from textveil.mechanisms.paraphrase import Paraphrase, Restyle
 from textveil.mechanisms.pivot import Pivot
 from textveil.mechanisms.random_replacement import RandomReplacement
 from textveil.mechanisms.redaction import Redaction
@@ -110,6 +119,23 @@ class OneCodeWordPerWord(Pivot):
         cipher = super().encode(texts, mapping="cipher", progress=progress)
         releases = [dataclasses.replace(r, guarantee=h.guarantee) for r, h in zip(cipher.releases, honest)]
         return dataclasses.replace(cipher, releases=releases)
+
+
+class ParaphraseNoFactorTwo(Paraphrase):
+    """paraphrase whose exponential mechanism lacks its factor 2: it draws by exp(epsilon * u / w)
+    (sensitivity w / 2 where the score's range is w wide), i.e. twice the loss it claims."""
+
+    @property
+    def sensitivity(self):
+        return float(self.width) / 2
+
+
+class ParaphraseUnclipped(Paraphrase):
+    """paraphrase that scores by the raw logits, unclipped, while claiming the sensitivity w of a
+    clipped score: a gap of more than w between two inputs' logits is not accounted for."""
+
+    def scores(self, logits):
+        return np.asarray(logits, dtype=np.float64)
 
 
 def _kinds(mechanism, *kinds: str) -> list[AuditCase]:
@@ -420,3 +446,131 @@ def test_write_audit_report_writes_json_markdown_and_png(toy, tmp_path):
     assert report.verdict in markdown
     assert sum(line.startswith("| casing") or line.startswith("| canary") or line.startswith("| emd-one-word")
                for line in markdown.splitlines()) == 3
+
+
+# -- 9. paraphrase: its canary on a toy language model, its real pairs on a tiny one -----------
+
+# Each broken variant, the score it is audited with (the canary works for both), the trials and
+# the seed; paraphrase itself must keep its claim on the same canary with the same trials and seed.
+PARAPHRASE_BROKEN = {
+    "no-factor-2": (ParaphraseNoFactorTwo, "relative", 1500, 1),
+    "unclipped": (ParaphraseUnclipped, "clipped", 600, 1),
+}
+
+
+def _paraphrase(cls, language_model, **params):
+    return cls(params.pop("epsilon", 4.0), language_model=language_model,
+               **{"width": 10.0, "max_new_tokens": 8, "batch_size": 1024, **params})
+
+
+def _w0_log_probability(mechanism, text: str) -> float:
+    """ln Pr[release == "w0"] on the canary, exactly: the sampler's own formula over the toy's logits."""
+    import torch
+
+    lm = mechanism.language_model
+    with torch.no_grad():
+        logits = lm.network(input_ids=torch.tensor([mechanism.prompt_ids(text)])).logits[0, -1].numpy()
+    excluded = set(lm.special_token_ids) - set(lm.end_token_ids)
+    candidates = [i for i in range(lm.vocabulary_size) if i not in excluded]
+    exponents = mechanism.epsilon * mechanism.scores(logits[candidates][None, :])[0] / (2 * mechanism.sensitivity)
+    w0 = candidates.index(lm.tokenizer.convert_tokens_to_ids("w0"))
+    return float(exponents[w0] - np.logaddexp.reduce(exponents))
+
+
+@pytest.mark.parametrize("score", ["relative", "clipped"])
+def test_the_paraphrase_canary_is_nearly_tight_and_its_broken_variants_exceed_it(tiny_language_model, score):
+    """On the canary the event "w0" has a log-likelihood ratio within 0.15 of the claim (4) for
+    paraphrase, above 7 without the factor 2 and above 9.5 with raw logits: exactly, from the toy's
+    logits. The canary keeps the audited class, score, width and clip; epsilon at most 4, L = 1."""
+    losses = {}
+    for cls in (Paraphrase, ParaphraseNoFactorTwo, ParaphraseUnclipped):
+        mechanism = _paraphrase(cls, tiny_language_model, epsilon=30.0, score=score, max_new_tokens=64)
+        (case,) = canary_cases(mechanism)
+        canary = case.mechanism
+        assert type(canary) is cls and case.pair.kind == "canary" and (case.pair.first, case.pair.second) == (
+            "alpha", "beta")
+        assert (canary.epsilon, canary.max_new_tokens, canary.score, canary.width, canary.clip_high) == (
+            4.0, 1, score, 10.0, 22.0)
+        assert canary.model == "toy-canary" and mechanism.language_model is tiny_language_model
+        assert case_claim(case).epsilon == pytest.approx(4.0)
+        losses[cls] = _w0_log_probability(canary, "alpha") - _w0_log_probability(canary, "beta")
+        assert _w0_log_probability(canary, "alpha") > math.log(0.1)  # the event is likely: power in few releases
+    assert 3.85 < losses[Paraphrase] <= 4.0
+    assert losses[ParaphraseNoFactorTwo] > 7.0
+    assert losses[ParaphraseUnclipped] > 9.5
+    small = canary_cases(_paraphrase(Paraphrase, tiny_language_model, epsilon=1.0))[0]
+    assert small.mechanism.epsilon == 1.0 and case_claim(small).epsilon == pytest.approx(1.0)
+    assert 0.85 < _w0_log_probability(small.mechanism, "alpha") - _w0_log_probability(small.mechanism, "beta") <= 1.0
+
+
+@pytest.mark.parametrize("name", list(PARAPHRASE_BROKEN))
+def test_a_broken_paraphrase_is_flagged_on_its_canary(tiny_language_model, name):
+    broken, score, trials, seed = PARAPHRASE_BROKEN[name]
+    mechanism = _paraphrase(broken, tiny_language_model, score=score)
+    report = run_audit(mechanism, canary_cases(mechanism), trials=trials, seed=seed)
+    (pair,) = report.pairs
+    assert pair.kind == "canary" and pair.claim == pytest.approx(4.0)
+    assert pair.verdict == "fail" and pair.bound > pair.claim, pair
+    assert not report.passed and report.verdict.startswith("FAILED")
+
+
+@pytest.mark.parametrize("name", list(PARAPHRASE_BROKEN))
+def test_paraphrase_keeps_its_claim_on_the_canary_its_broken_variant_fails(tiny_language_model, name):
+    _, score, trials, seed = PARAPHRASE_BROKEN[name]
+    mechanism = _paraphrase(Paraphrase, tiny_language_model, score=score)
+    report = run_audit(mechanism, canary_cases(mechanism), trials=trials, seed=seed)
+    (pair,) = report.pairs
+    assert pair.verdict == "pass" and pair.bound <= pair.claim == pytest.approx(4.0), pair
+    assert pair.bound > 1.0  # the event was found: the releases of the two inputs do differ
+    assert report.passed
+
+
+def test_paraphrase_claims_epsilon_l_for_two_texts_and_nothing_for_an_empty_one(tiny_language_model):
+    mechanism = _paraphrase(Paraphrase, tiny_language_model, max_new_tokens=2, max_input_tokens=4)
+
+    def claim(first, second):
+        return case_claim(AuditCase(AuditPair("user", first, second), mechanism))
+
+    assert claim("The market rallied.", "The bank said so.").epsilon == pytest.approx(8.0)  # epsilon * L
+    assert "L = 2" in claim("The market rallied.", "The bank said so.").reason
+    assert claim("The market rallied.", "The market rallied.").epsilon == 0.0
+    cut = mechanism.prompt_ids("The market rallied on Friday and stocks rose.")
+    assert cut == mechanism.prompt_ids("The market rallied on Friday and oil fell.")  # read alike: past the cut
+    assert claim("The market rallied on Friday and stocks rose.",
+                 "The market rallied on Friday and oil fell.").epsilon == 0.0
+    empty = claim("", "The market rallied.")
+    assert empty.epsilon is None and "an empty input is released empty" in empty.reason
+    assert claim("The market rallied.", "  \n").epsilon is None
+    assert claim("", " ").epsilon == 0.0  # both released empty
+
+
+def test_paraphrase_is_audited_on_its_canary_and_real_pairs_of_its_own_model(tiny_lm_folder):
+    """The audit of paraphrase as configured (its own model: here the tiny one, loaded from its
+    folder): the canary at the audit's trials, two real pairs at most LANGUAGE_MODEL_TRIALS; all
+    kept. The real pairs' claim, epsilon * L, is far above what so few releases can show."""
+    mechanism = Paraphrase(4.0, model=str(tiny_lm_folder), width=10.0, max_new_tokens=4, batch_size=1024)
+    user = AuditPair("mine", "Call me on Friday.", "Call me on Sunday.")
+    cases = audit_cases(mechanism, [user])
+    assert [c.pair.kind for c in cases] == ["canary", "name", "sentence", "mine"]
+    assert [c.trials_of(5000) for c in cases] == [5000] + [LANGUAGE_MODEL_TRIALS] * 3
+    assert all(c.mechanism is mechanism for c in cases[1:])
+    cases = cases[:2]  # the sentence pair is released the same way: its cost is left out here
+    released = []
+    report = run_audit(mechanism, cases, trials=60, seed=2, progress=released.append)
+    assert sum(released) == releases_needed(cases, 60) == 6 * (60 + LANGUAGE_MODEL_TRIALS)
+    by_kind = {p.kind: p for p in report.pairs}
+    assert by_kind["canary"].trials == 60 and by_kind["name"].trials == LANGUAGE_MODEL_TRIALS
+    assert by_kind["canary"].claim == pytest.approx(4.0)
+    assert by_kind["name"].claim == pytest.approx(16.0)  # epsilon * L
+    assert by_kind["name"].power is not None and math.isinf(by_kind["name"].power)  # no violation could show
+    assert report.passed, report.verdict
+    data = report.to_dict()
+    assert data["parameters"]["model"] == str(tiny_lm_folder) and data["passed"] is True
+
+
+def test_restyle_claims_nothing_and_is_never_passed(tiny_language_model):
+    mechanism = Restyle(language_model=tiny_language_model, max_new_tokens=2)
+    cases = audit_cases(mechanism)
+    assert [c.pair.kind for c in cases] == ["name", "sentence"]  # no canary: no exponential mechanism
+    report = run_audit(mechanism, cases, trials=20, seed=0)
+    assert report.passed is False and "no formal guarantee" in report.verdict and report.pairs == []

@@ -195,3 +195,129 @@ def test_calibrate_on_toy_vectors_prints_table_and_plot(tmp_path, toy_vectors, c
     assert plot.read_bytes().startswith(b"\x89PNG")
     code, _, err = run_cli(["calibrate", "--embeddings", str(toy_vectors), "--epsilons", "10,-2"], capsys, monkeypatch)
     assert_one_line_error(code, err, "-2")
+
+
+# -- the language-model mechanisms (paraphrase, restyle), on the tiny random model ---------
+
+
+LM_TEXTS = ["The market rallied on Friday.", "I went to the zoo with my sister.", "Oil prices fell in London."]
+
+
+def test_mechanisms_lists_paraphrase_and_restyle(capsys, monkeypatch):
+    code, out, err = run_cli(["mechanisms", "--format", "json"], capsys, monkeypatch)
+    assert code == 0, err
+    listed = {m["name"]: m for m in json.loads(out)}
+    assert listed["paraphrase"]["guarantee"] == "dp" and listed["restyle"]["guarantee"] == "none"
+    for name in ("paraphrase", "restyle"):
+        assert {"model", "max_new_tokens", "max_input_tokens", "seed"} <= {p["name"] for p in listed[name]["parameters"]}
+    code, out, _ = run_cli(["mechanisms"], capsys, monkeypatch)
+    assert code == 0 and "paraphrase" in out and "restyle" in out
+
+
+class _RecordingBar:
+    """Stands in for the progress bar: records how far each task advanced."""
+
+    def __init__(self) -> None:
+        self.totals, self.advanced = {}, {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def add_task(self, description, total=None, **_):
+        self.totals[description] = total
+        self.advanced[description] = 0
+        return description
+
+    def advance(self, task, done) -> None:
+        self.advanced[task] += done
+
+
+def test_paraphrase_sanitizes_with_a_language_model_given_by_set_or_by_model(tmp_path, tiny_lm_folder, capsys,
+                                                                              monkeypatch):
+    """-m paraphrase with the model as --set model=FOLDER or as --model FOLDER (a Hugging Face folder,
+    not a trained mechanism): the same seeded release, the library's, each with its Guarantee."""
+    import textveil.cli as cli
+    from textveil.mechanisms.paraphrase import Paraphrase
+
+    corpus = tmp_path / "posts.jsonl"
+    corpus.write_text("".join(json.dumps({"text": text}) + "\n" for text in LM_TEXTS))
+    bars = []
+    monkeypatch.setattr(cli, "progress_bar", lambda: bars.append(_RecordingBar()) or bars[-1])
+    base = ["sanitize", str(corpus), "-m", "paraphrase", "-e", "2", "--seed", "7", "--set", "max_new_tokens=6",
+            "--format", "json"]
+    code, by_set, err = run_cli([*base, "--set", f"model={tiny_lm_folder}"], capsys, monkeypatch)
+    assert code == 0, err
+    items = [json.loads(line) for line in by_set.split("\n") if line]
+    library = Paraphrase(2.0, max_new_tokens=6, model=str(tiny_lm_folder), seed=7).sanitize_many(LM_TEXTS)
+    assert [item["text"] for item in items] == [r.text for r in library]
+    for item in items:
+        guarantee = item["guarantee"]
+        assert guarantee["kind"] == "dp" and guarantee["epsilon"] == 2.0 and guarantee["document_epsilon"] == 12.0
+        assert "(12)-differentially private" in guarantee["statement"]
+    assert "epsilon-differential privacy" in err and "epsilon=12 per document" in err
+    assert "nothing copied from the input" in err and "the number of tokens" not in err
+    assert "WARNING" not in err  # the template's public rules are the Guarantee's own, not exceptions
+    assert bars[-1].advanced == {"sanitising": 3} and bars[-1].totals == {"sanitising": 3}  # the bar advanced
+    code, by_model, err = run_cli([*base, "--model", str(tiny_lm_folder)], capsys, monkeypatch)
+    assert code == 0, err
+    assert by_model == by_set
+
+
+def test_restyle_with_a_model_folder_reports_no_guarantee(tmp_path, tiny_lm_folder, capsys, monkeypatch):
+    doc = tmp_path / "a.txt"
+    doc.write_text(LM_TEXTS[0])
+    code, out, err = run_cli(["sanitize", str(doc), "-m", "restyle", "--model", str(tiny_lm_folder), "--seed", "3",
+                              "--set", "max_new_tokens=5", "--set", "temperature=3"], capsys, monkeypatch)
+    assert code == 0, err
+    assert "guarantee: NONE" in err and "anything the model copies from the input" in err
+    assert "documents perturbed" not in err
+
+
+def test_model_that_is_neither_a_trained_mechanism_nor_a_language_model_is_one_line(tmp_path, tiny_lm_folder, capsys,
+                                                                                      monkeypatch):
+    doc = tmp_path / "a.txt"
+    doc.write_text("The market rallied.")
+    weights = tmp_path / "weights.bin"
+    weights.write_bytes(b"\x00" * 16)
+    for model in (tmp_path, weights, tmp_path / "missing"):
+        code, out, err = run_cli(["sanitize", str(doc), "-m", "paraphrase", "-e", "2", "--model", str(model)],
+                                 capsys, monkeypatch)
+        assert_one_line_error(code, err, "neither", "manifest.json", ".gguf", "config.json")
+        assert out == ""
+    code, _, err = run_cli(["sanitize", str(doc), "--model", str(tiny_lm_folder)], capsys, monkeypatch)
+    assert_one_line_error(code, err, "language model", "--mechanism paraphrase")
+    code, _, err = run_cli(["sanitize", str(doc), "-m", "emp", "-e", "2", "--model", str(tiny_lm_folder)], capsys,
+                           monkeypatch)
+    assert_one_line_error(code, err, "emp takes none")
+    code, _, err = run_cli(["sanitize", str(doc), "-m", "paraphrase", "-e", "2", "--model", str(tiny_lm_folder),
+                            "--set", f"model={tmp_path}"], capsys, monkeypatch)
+    assert_one_line_error(code, err, "two language models")
+
+
+def test_evaluate_sweeps_paraphrase_with_a_release_aware_attacker(tmp_path, tiny_lm_folder, vectors, capsys,
+                                                                  monkeypatch):
+    """End to end on a tiny labelled corpus: the attacker that knows the mechanism releases its
+    known texts with paraphrase too (the same language model), and the report is written."""
+    from conftest import write_folders
+    from textveil.corpus.labelled import LabelledCorpus
+
+    monkeypatch.setenv("TEXTVEIL_CACHE_DIR", str(tmp_path / "cache"))
+    styles = {"ann": "The market rallied and the bank said so.", "bob": "I went to the zoo with my sister.",
+              "cat": "We knit a scarf with soft wool."}
+    known = LabelledCorpus([f"{text} Day {i}." for i in range(3) for text in styles.values()], list(styles) * 3)
+    unknown = LabelledCorpus(list(styles.values()), list(styles))
+    code, _, err = run_cli(["evaluate", "--risk-corpus", str(write_folders(tmp_path / "known", known)),
+                            "--risk-unknown", str(write_folders(tmp_path / "unknown", unknown)), "-m", "paraphrase",
+                            "--model", str(tiny_lm_folder), "--set", "max_new_tokens=6", "--grid", "2", "--attacks",
+                            "length", "--utility", "stylometric-l2", "--seed", "1", "--embeddings", str(vectors),
+                            "--out", str(tmp_path / "report")], capsys, monkeypatch)
+    assert code == 0, err
+    results = json.loads((tmp_path / "report" / "results.json").read_text())
+    assert results["mechanism"]["mechanism"] == "paraphrase"
+    assert results["mechanism"]["parameters"]["model"] == str(tiny_lm_folder)
+    released = results["points"][-1]
+    assert released["parameter"] == 2.0 and released["attacks_release"]["length"]["training"] == "release"
+    assert released["known_release"]["words_protected"] == 6 * len(known)  # the known texts, released too

@@ -294,3 +294,42 @@ def test_a_request_id_reused_for_another_request_is_refused(tmp_path, toy_word_e
         with pytest.raises(RequestConflict, match="'r1' was used before"):
             release_with_budget(mechanism, texts, subjects, ledger, request_id="r1")
     assert ledger.spent("ann") == 8 and ledger.spent("bob") == 0
+
+
+# -- a language model's paraphrase spends epsilon * L per text ----------------------------------
+
+
+def test_a_paraphrase_release_spends_epsilon_times_its_length_bound_per_text(tmp_path, tiny_language_model):
+    from textveil.mechanisms.paraphrase import Paraphrase
+
+    ledger = BudgetLedger(tmp_path / "l.sqlite")
+    ledger.set_cap(40)
+    paraphrase = Paraphrase(2.0, max_new_tokens=6, language_model=tiny_language_model, seed=1)
+    assert paraphrase.spend_per_release() == (12.0, "dp epsilon per document")
+    done = release_with_budget(paraphrase, ["The market rallied.", "Oil fell.", "The bank said so."],
+                               ["ann", "ann", "bob"], ledger)
+    assert [s.amount for s in done.spends] == [12.0] * 3 and {s.unit for s in done.spends} == {"dp epsilon per document"}
+    assert ledger.spent("ann") == 24 and ledger.spent("bob") == 12
+    assert all(r["guarantee"]["document_epsilon"] == 12.0 for r in done.records)  # what the Guarantee states
+    with pytest.raises(BudgetExceeded, match="'ann'.*spent 24.*cap of 40"):
+        release_with_budget(paraphrase, ["Shares rose.", "Gold fell."], ["ann", "ann"], ledger)
+    assert ledger.spent("ann") == 24
+
+
+def test_cli_paraphrase_spends_epsilon_times_l_per_text_and_per_record(tmp_path, tiny_lm_folder, capsys, monkeypatch):
+    """``sanitize --ledger`` and ``release --ledger`` with paraphrase: each text spends epsilon * L."""
+    ledger = tmp_path / "budget.sqlite"
+    posts = tmp_path / "posts.jsonl"
+    posts.write_text("".join(json.dumps({"user": user, "text": text}) + "\n" for user, text in
+                             [("ann", "The market rallied."), ("ann", "Oil fell."), ("bob", "The bank said so.")]))
+    model = ["-m", "paraphrase", "-e", "2", "--set", "max_new_tokens=6", "--model", str(tiny_lm_folder), "--seed", "4",
+             "--ledger", str(ledger), "--subject-field", "user"]
+    code, _, err = run_cli(["sanitize", str(posts), *model], capsys, monkeypatch)
+    assert code == 0, err
+    assert "subject 'ann' has spent 24" in err and "subject 'bob' has spent 12" in err
+    code, _, err = run_cli(["release", str(posts), "--out", str(tmp_path / "out"), "--workers", "0", *model],
+                           capsys, monkeypatch)
+    assert code == 0, err
+    book = BudgetLedger(ledger)
+    assert (book.spent("ann"), book.spent("bob")) == (48.0, 24.0)
+    assert {s["unit"] for s in book.spends()} == {"dp epsilon per document"}

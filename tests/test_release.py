@@ -377,3 +377,62 @@ def test_bad_input_is_one_line(tmp_path, vectors, capsys, monkeypatch, case, exp
     assert lines[-1].startswith("textveil: error: ") and sum("error" in line for line in lines) == 1, err
     assert "Traceback" not in err
     assert not list(out.glob("shard-*")) if out.is_dir() else True
+
+
+# -- a language model's paraphrase (the tiny random model) ---------------------------------
+
+
+LM_TEXTS = ["The market rallied on Friday.", "I went to the zoo with my sister.", "Oil prices fell in London.",
+            "The report is due next week.", "We knit a scarf with soft wool.", "Growth and more growth.",
+            "The bank said so.", "Sorry for the delay, the zoo was shut."]
+
+
+def write_lm_posts(path: Path) -> list[dict]:
+    records = [{"id": i, "user": f"u{i % 3}", "text": text} for i, text in enumerate(LM_TEXTS)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return records
+
+
+def lm_spec(folder: Path) -> MechanismSpec:
+    return MechanismSpec("paraphrase", {"epsilon": 2.0, "max_new_tokens": 6, "model": str(folder)})
+
+
+def test_a_paraphrase_release_is_the_same_whatever_the_shards(tmp_path, tiny_lm_folder):
+    """Each record decoded with its own seed, in batches that differ with the shard size (1, 3 or
+    all 8 at once): the same bytes, and the library's sanitize_records."""
+    from textveil.mechanisms.paraphrase import Paraphrase
+
+    records = write_lm_posts(tmp_path / "posts.jsonl")
+    outputs = []
+    for size in (1, 3, 8):
+        run_release(ReleaseJob([str(tmp_path / "posts.jsonl")], tmp_path / f"out{size}", lm_spec(tiny_lm_folder),
+                               shard_size=size, seed=SEED))
+        outputs.append(concatenated(tmp_path / f"out{size}"))
+    assert outputs[0] == outputs[1] == outputs[2]
+    library = Paraphrase(2.0, max_new_tokens=6, model=str(tiny_lm_folder)).sanitize_records(
+        LM_TEXTS, record_seeds(SEED, 0, len(LM_TEXTS)))
+    released = released_records(tmp_path / "out3")
+    assert [r["text"] for r in released] == [r.text for r in library]
+    assert [(r["id"], r["user"]) for r in released] == [(r["id"], r["user"]) for r in records]
+    manifest = check_manifest(tmp_path / "out3")
+    assert manifest["mechanism"] == "paraphrase" and manifest["guarantee"]["kind"] == "dp"
+    assert manifest["guarantee"]["unprotected"][0].startswith("nothing copied from the input")
+    assert manifest["warnings"] == {} and manifest["released"]["protected"] == 6 * len(LM_TEXTS)
+
+
+def test_a_paraphrase_release_on_two_dask_workers_is_the_one_process_release(tmp_path, tiny_lm_folder, capsys,
+                                                                                monkeypatch):
+    """``--model FOLDER`` (a language model, not a trained mechanism) on a local Dask cluster of 2
+    workers, each loading the model itself: the release of one process, byte for byte."""
+    write_lm_posts(tmp_path / "posts.jsonl")
+    args = ["release", str(tmp_path / "posts.jsonl"), "-m", "paraphrase", "-e", "2", "--model", str(tiny_lm_folder),
+            "--set", "max_new_tokens=6", "--seed", str(SEED), "--shard-size", "3"]
+    code, _, err = run_cli([*args, "--out", str(tmp_path / "alone"), "--workers", "0"], capsys, monkeypatch)
+    assert code == 0, err
+    assert "nothing copied from the input" in err and "the number of tokens" not in err
+    code, _, err = run_cli([*args, "--out", str(tmp_path / "dask"), "--workers", "2"], capsys, monkeypatch)
+    assert code == 0, err
+    assert "local Dask cluster of 2 worker" in err
+    manifest = check_manifest(tmp_path / "dask")
+    assert manifest["parameters"]["model"] == str(tiny_lm_folder.resolve())
+    assert concatenated(tmp_path / "dask") == concatenated(tmp_path / "alone")

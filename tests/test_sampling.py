@@ -17,7 +17,13 @@ from scipy import stats
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import InvalidParameterError
 from textveil.mechanisms.earth_movers import EarthMoversPrivacy
-from textveil.mechanisms.sampling import make_rng, sample_laplace_noise, sample_unit_directions
+from textveil.mechanisms.sampling import (
+    exponential_mechanism_probabilities,
+    make_rng,
+    sample_exponential_mechanism_rows,
+    sample_laplace_noise,
+    sample_unit_directions,
+)
 from textveil.privacy.parameters import check_epsilon
 
 ALPHA = 1e-3  # a correct sampler must give p > ALPHA; a wrong one p < ALPHA
@@ -349,3 +355,72 @@ def test_progress_reports_every_document(toy_embeddings: WordEmbeddings) -> None
     seen: list[int] = []
     EarthMoversPrivacy(2.0, embeddings=toy_embeddings, seed=1, batch_words=5).sanitize_many(texts, progress=seen.append)
     assert sum(seen) == len(texts)
+
+
+# --------------------------------------------------------------------------------------
+# The exponential mechanism, one generator per row (the language-model mechanisms' draw)
+# --------------------------------------------------------------------------------------
+
+
+def test_a_row_draw_depends_only_on_its_own_scores_and_generator() -> None:
+    """Row i drawn in a batch equals row i drawn alone with the same generator, whatever the other
+    rows hold and in whatever order they come: a text's release does not depend on its batch."""
+    rng = np.random.default_rng(31)
+    for trial in range(40):
+        scores = rng.normal(0.0, 3.0, size=(6, 25))
+        seeds = [int(s) for s in rng.integers(0, 2**32, size=6)]
+        together = sample_exponential_mechanism_rows(scores, 2.0, [make_rng(s) for s in seeds], sensitivity=1.5)
+        alone = [int(sample_exponential_mechanism_rows(scores[i:i + 1], 2.0, [make_rng(seeds[i])], sensitivity=1.5)[0])
+                 for i in range(6)]
+        assert together.tolist() == alone
+        # other rows replaced by fresh scores and the batch reversed: row 0 keeps its draw
+        others = np.vstack([rng.normal(0.0, 3.0, size=(5, 25)), scores[:1]])
+        reversed_rngs = [make_rng(s) for s in rng.integers(0, 2**32, size=5)] + [make_rng(seeds[0])]
+        assert sample_exponential_mechanism_rows(others, 2.0, reversed_rngs, sensitivity=1.5)[-1] == together[0]
+    # the draws are not all the same (the check above is not vacuous)
+    assert len(set(together.tolist())) > 1
+
+
+def test_a_row_draw_takes_one_uniform_from_its_generator() -> None:
+    """Each row's generator advances by exactly one uniform, so a text's later steps are the same
+    whatever it is batched with."""
+    generator, twin = make_rng(12), make_rng(12)
+    sample_exponential_mechanism_rows(np.zeros((1, 7)), 1.0, [generator])
+    twin.random()
+    assert generator.random() == twin.random()
+
+
+def test_row_draws_refuse_a_wrong_number_of_generators() -> None:
+    with pytest.raises(InvalidParameterError, match="generator"):
+        sample_exponential_mechanism_rows(np.zeros((3, 4)), 1.0, [make_rng(0), make_rng(1)])
+    with pytest.raises(InvalidParameterError, match="generator"):
+        sample_exponential_mechanism_rows(np.zeros(4), 1.0, [make_rng(0)])
+    assert sample_exponential_mechanism_rows(np.zeros((0, 4)), 1.0, []).shape == (0,)
+
+
+ROW_SCORES = np.array([0.0, 1.0, 2.5, -1.0, 0.5, 3.0, -4.0])
+
+
+def _row_draws(count: int, epsilon: float, sensitivity: float, seed: int) -> np.ndarray:
+    """``count`` draws over ROW_SCORES, each row with its own generator seeded from a parent stream."""
+    parent = make_rng(seed)
+    rngs = [make_rng(int(s)) for s in parent.integers(0, 2**63, size=count)]
+    return sample_exponential_mechanism_rows(np.tile(ROW_SCORES, (count, 1)), epsilon, rngs, sensitivity=sensitivity)
+
+
+def _chi_square_pvalue(draws: np.ndarray, probabilities: np.ndarray) -> float:
+    observed = np.bincount(draws, minlength=probabilities.size)
+    return stats.chisquare(observed, probabilities * draws.size).pvalue
+
+
+def test_row_draws_follow_the_exponential_mechanism_probabilities() -> None:
+    draws = _row_draws(SAMPLES, 1.5, 2.0, seed=41)
+    expected = exponential_mechanism_probabilities(ROW_SCORES, 1.5, sensitivity=2.0)
+    assert expected.min() * SAMPLES > 50  # every cell is well populated: the chi-square test applies
+    assert _chi_square_pvalue(draws, expected) > ALPHA
+
+
+def test_row_draw_goodness_of_fit_rejects_a_missing_factor_two() -> None:
+    """Power: draws at twice the epsilon (the factor 2 forgotten) fail the same test."""
+    draws = _row_draws(SAMPLES, 3.0, 2.0, seed=41)
+    assert _chi_square_pvalue(draws, exponential_mechanism_probabilities(ROW_SCORES, 1.5, sensitivity=2.0)) < ALPHA

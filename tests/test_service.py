@@ -6,6 +6,7 @@ once), and texts never reaching the logs. Toy embeddings throughout: no test loa
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import time
@@ -517,3 +518,57 @@ def test_a_trained_model_is_loaded_once_and_released_with(toy_word_embeddings, t
     assert curve.status_code == 200, curve.text
     assert [p["epsilon"] for p in curve.json()["points"]] == [1.0, 50.0]
     assert all(0 <= p["words_from_text"] <= 1 for p in curve.json()["points"])
+
+
+# -- a language model's paraphrase, served -------------------------------------------------------
+
+
+def test_paraphrase_is_offered_and_released_with_the_served_language_model(toy_word_embeddings, tiny_lm_folder,
+                                                                           tmp_path):
+    """``serve --model FOLDER`` with a language model: paraphrase and restyle are offered with it
+    (a request names it by its folder's name, never a path of its own), release with one copy of
+    it loaded for the process, and a paraphrase answers with its Guarantee and spends epsilon * L."""
+    from textveil.mechanisms.paraphrase import Paraphrase
+
+    ledger = tmp_path / "budget.sqlite"
+    served = make_client(toy_word_embeddings, models=(tiny_lm_folder,), ledger=ledger)
+    listed = {m["name"]: m for m in served.get("/v1/mechanisms").json()["mechanisms"]}
+    for name in ("paraphrase", "restyle"):
+        assert listed[name]["service"] == {"releases": True, "reason": None}
+        model = next(p for p in listed[name]["parameters"] if p["name"] == "model")
+        assert model["default"] == tiny_lm_folder.name and model["choices"][0] == tiny_lm_folder.name
+        assert str(tiny_lm_folder) not in json.dumps(model)  # the server's paths stay on the server
+        assert listed[name]["calibration"] is False and "textveil evaluate" in listed[name]["calibration_note"]
+    assert listed["paraphrase"]["guarantee"] == "dp" and listed["restyle"]["guarantee"] == "none"
+    texts = ["The market rallied on Friday.", "Oil prices fell in London."]
+    body = {"texts": texts, "mechanism": "paraphrase", "parameters": {"epsilon": 2, "max_new_tokens": 6}, "seed": 3,
+            "subject": "ann"}
+    response = served.post("/v1/sanitize", json=body)
+    assert response.status_code == 200, response.text
+    data = response.json()
+    library = Paraphrase(2.0, max_new_tokens=6, model=str(tiny_lm_folder), seed=3).sanitize_many(texts)
+    assert [r["text"] for r in data["releases"]] == [r.text for r in library]
+    for record, statement in zip(data["releases"], data["guarantees"]):
+        assert record["guarantee"]["kind"] == "dp" and record["guarantee"]["document_epsilon"] == 12.0
+        assert statement == record["guarantee"]["statement"] and "(12)-differentially private" in statement
+    assert data["parameters"]["model"] == tiny_lm_folder.name
+    assert data["spent"] == {"unit": "dp epsilon per document", "subjects": {"ann": 24.0}}
+    assert BudgetLedger(ledger).spent("ann") == 24.0
+    restyled = served.post("/v1/sanitize", json={"texts": texts, "mechanism": "restyle", "subject": "ann",
+                                                 "parameters": {"model": tiny_lm_folder.name, "max_new_tokens": 4}})
+    assert restyled.status_code == 400 and "states no epsilon" in one_line(restyled)  # a ledger cannot count it
+    for asked in (str(tmp_path), "/etc/passwd", "other-model"):
+        refused = served.post("/v1/sanitize", json={**body, "parameters": {"epsilon": 2, "model": asked}})
+        assert refused.status_code == 400 and "not offered by this service" in one_line(refused)
+    # one copy of the model for the process, whatever the parameters, seeds or mechanism
+    plain = make_client(toy_word_embeddings, models=(tiny_lm_folder,))
+    for parameters, seed in (({"epsilon": 2, "max_new_tokens": 4}, 1), ({"epsilon": 5, "max_new_tokens": 4}, None)):
+        answer = plain.post("/v1/sanitize", json={"texts": texts, "mechanism": "paraphrase", "parameters": parameters,
+                                                  "seed": seed})
+        assert answer.status_code == 200, answer.text
+    answer = plain.post("/v1/sanitize", json={"texts": texts, "mechanism": "restyle",
+                                              "parameters": {"max_new_tokens": 4}})
+    assert answer.status_code == 200 and answer.json()["releases"][0]["guarantee"]["kind"] == "none"
+    engine = plain.app.state.engine
+    assert len(engine._mechanisms) == 3 and len(engine._language_models) == 1
+    assert len({id(mechanism.language_model) for mechanism in engine._mechanisms.values()}) == 1

@@ -25,6 +25,7 @@ from textveil.cli_support import (
     Layout,
     OutputFormat,
     given_options,
+    language_model_option,
     load_cli_embeddings,
     mechanism_of,
     progress_bar,
@@ -108,7 +109,9 @@ def sanitize(
     inputs: list[str] = typer.Argument(..., help="Files, folders, or '-' for standard input.", show_default=False),
     mechanism: Optional[str] = typer.Option(
         None, "--mechanism", "-m", help="Mechanism name (see 'textveil mechanisms'); default: emp, or --model's."),
-    model: Optional[Path] = typer.Option(None, "--model", help="A trained mechanism's folder ('textveil train')."),
+    model: Optional[Path] = typer.Option(
+        None, "--model", help="A trained mechanism's folder ('textveil train'); for paraphrase and restyle, a language "
+        "model: a .gguf file or a Hugging Face causal LM folder (safetensors)."),
     epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help="Privacy parameter per token (> 0), for mechanisms that have one."),
     seed: Optional[int] = typer.Option(None, help="Seed for a reproducible release (default: OS entropy)."),
     embeddings: str = typer.Option("default", help="'default' or a word2vec/GloVe/fastText vectors file."),
@@ -153,6 +156,7 @@ def sanitize(
         mechanism, settings, epsilon=epsilon, decode=decode.value if decode else None, keep_stop_words=keep_stop_words,
         oov=oov.value if oov else None, layout=layout.value if layout else None, bag_of_words=bag_of_words)
     require_parameters(mechanism, options)
+    model = language_model_option(mechanism, model, options)  # a language model is paraphrase's model parameter
     files = expand_inputs(inputs, input_format)
     single_target = len(files) == 1 and Path(inputs[0]).is_file() or inputs == ["-"]
     suffix = ".json" if fmt is OutputFormat.json else ""
@@ -204,7 +208,8 @@ def sanitize(
 def _report(releases, engine, output: Optional[Path]) -> None:
     """What was released, what the guarantee is, and what it does not cover: read from the
     releases' own Guarantees, so every mechanism is reported the same way."""
-    from textveil.privacy.guarantee import KEEP_LAYOUT_WARNING, KINDS, RELEASED_UNPROTECTED
+    from textveil.privacy.guarantee import KEEP_LAYOUT_WARNING, KINDS
+    from textveil.release.shards import unprotected_in_general
 
     where = f" -> {output}" if output is not None else ""
     if not releases:
@@ -221,22 +226,24 @@ def _report(releases, engine, output: Optional[Path]) -> None:
     if getattr(engine, "oov", "perturb") != "perturb":
         policies.append(f"out-of-vocabulary words: {engine.oov}")
     epsilon = "" if first.epsilon is None else f" with epsilon={first.epsilon:g}"
+    if first.kind == "none":  # nothing went through a privacy mechanism: no units to count
+        stderr.print(f"released {len(releases)} document(s){where} with {engine.name}", markup=False)
+        stderr.print(f"guarantee: NONE: {engine.name} gives no formal privacy guarantee; its risk is measured (textveil "
+                     "evaluate), not bounded", style="bold yellow", markup=False)
+        stderr.print("released unprotected: " + "; ".join(first.unprotected), markup=False)
+        return
     stderr.print(
         f"released {len(releases)} document(s){where}: {protected:,} {first.unit}s perturbed by {engine.name}{epsilon} "
         f"({unchanged:,} released as themselves), {passed:,} passed through unchanged by policy, {dropped:,} dropped"
         + (f" [{'; '.join(policies)}]" if policies else "")
     )
-    if first.kind == "none":
-        stderr.print(f"guarantee: NONE: {engine.name} gives no formal privacy guarantee; its risk is measured (textveil "
-                     "evaluate), not bounded", style="bold yellow", markup=False)
-        stderr.print("released unprotected: " + "; ".join(first.unprotected), markup=False)
-        return
     metric = f", metric: {first.metric}" if first.metric else ""
     per_unit = "" if first.epsilon is None else f", epsilon={first.epsilon:g} per {first.unit}"
-    stderr.print(f"guarantee: {KINDS[first.kind]}{per_unit}, composing as {first.formula} over a document{metric}; "
-                 "use --format json for each document's statement")
-    unprotected = "; ".join(RELEASED_UNPROTECTED.get(first.layout, first.unprotected))
-    stderr.print(f"released unprotected: {unprotected}" + ("; words passed through by policy" if passed else ""))
+    stderr.print(f"guarantee: {KINDS[first.kind]}{per_unit}, composing as {first.formula} over a document{metric}"
+                 f"{_document_epsilons(releases)}; use --format json for each document's statement")
+    unprotected = "; ".join(unprotected_in_general(first)[0])
+    stderr.print(f"released unprotected: {unprotected}" + ("; words passed through by policy" if passed else ""),
+                 markup=False)
     _report_exceptions(releases)
     if first.assumptions:
         stderr.print("assumes: " + "; ".join(first.assumptions))
@@ -244,16 +251,27 @@ def _report(releases, engine, output: Optional[Path]) -> None:
         stderr.print(f"{KEEP_LAYOUT_WARNING} (drop --layout keep to privatise them)", style="bold yellow", markup=False)
 
 
+def _document_epsilons(releases) -> str:
+    """For epsilon-DP, the epsilon of a whole document (epsilon * N) over the releases: what a
+    budget ledger counts for a mechanism that spends per document (paraphrase: epsilon * L)."""
+    values = sorted({r.guarantee.document_epsilon for r in releases
+                     if r.guarantee.kind == "dp" and r.guarantee.document_epsilon and r.guarantee.words_protected})
+    if not values:
+        return ""
+    shown = f"{values[0]:g}" if len(values) == 1 else f"{values[0]:g} to {values[-1]:g}"
+    return f" (epsilon={shown} per document)"
+
+
 def _report_exceptions(releases) -> None:
     """What some documents' guarantees name unprotected beyond their layout's (e.g. a text the
     model was trained on), with how many documents each applies to."""
-    import re
     from collections import Counter
+
+    from textveil.release.shards import unprotected_in_general
 
     counted: Counter[str] = Counter()
     for release in releases:
-        for item in release.guarantee.unprotected[1:] if release.guarantee.layout == "public" else ():
-            counted[re.sub(r"\(\d+\)", "", item).strip()] += 1
+        counted.update(unprotected_in_general(release.guarantee)[1])
     for item, count in counted.items():
         stderr.print(f"WARNING: {count} document(s): {item}", style="bold yellow", markup=False)
 
@@ -432,7 +450,8 @@ def evaluate(
     mechanism: Optional[str] = typer.Option(
         None, "--mechanism", "-m", help="Mechanism name (see 'textveil mechanisms'); default: emp, or --model's."),
     model: Optional[Path] = typer.Option(
-        None, "--model", help="A trained mechanism's folder ('textveil train'): released as trained, not fitted again."),
+        None, "--model", help="A trained mechanism's folder ('textveil train'): released as trained, not fitted again; "
+        "for paraphrase and restyle, a language model (a .gguf file or a Hugging Face causal LM folder)."),
     attacker_model: Optional[Path] = typer.Option(
         None, help="The release-aware attacker's own trained model (same mechanism and settings, another seed, "
         "trained on the known texts); default: the release's own model, as if it were public."),
@@ -487,6 +506,7 @@ def evaluate(
     options = given_options(mechanism, settings, layout=layout, bag_of_words=bag_of_words,
                              decode=decode.value if decode else None)
     require_parameters(mechanism, options, besides=(swept.name,) if swept else ())
+    model = language_model_option(mechanism, model, options)
     if vocab_size:
         options["vocab_size"] = vocab_size
     plan = ExperimentPlan(

@@ -22,6 +22,7 @@ from textveil.cli_support import (
     Layout,
     OutputFormat,
     given_options,
+    language_model_option,
     load_cli_embeddings,
     mechanism_of,
     progress_bar,
@@ -34,7 +35,9 @@ from textveil.errors import InputError
 def audit(
     mechanism: Optional[str] = typer.Option(
         None, "--mechanism", "-m", help="Mechanism to audit (see 'textveil mechanisms'); default: emp, or --model's."),
-    model: Optional[Path] = typer.Option(None, "--model", help="A trained mechanism's folder ('textveil train')."),
+    model: Optional[Path] = typer.Option(
+        None, "--model", help="A trained mechanism's folder ('textveil train'); for paraphrase and restyle, a language "
+        "model (a .gguf file or a Hugging Face causal LM folder)."),
     epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help="Privacy parameter per token (> 0)."),
     layout: Optional[Layout] = typer.Option(None, help="public or keep (as in 'textveil sanitize')."),
     bag_of_words: bool = typer.Option(False, help="emp: audit the sorted bag-of-words output."),
@@ -48,7 +51,8 @@ def audit(
     text_field: str = typer.Option("text", help="Text field of a JSONL/CSV --corpus."),
     kinds: Optional[str] = typer.Option(
         None, help="Audit only these pair kinds, comma-separated (e.g. canary,casing); default: every kind."),
-    trials: int = typer.Option(5000, help="Releases of each input per stage (three stages: train, choose, count)."),
+    trials: int = typer.Option(5000, help="Releases of each input per stage (three stages: train, choose, count); a "
+                               "language model's real-text pairs run at most 50."),
     confidence: float = typer.Option(0.99, help="Confidence of the whole audit (split over its pairs)."),
     seed: Optional[int] = typer.Option(None, help="Seed for a reproducible audit (default: OS entropy)."),
     fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text (a table) or json (one object)."),
@@ -57,7 +61,7 @@ def audit(
 ) -> None:
     """Audit a mechanism's privacy claims: many releases of neighbouring inputs, a lower bound on
     the privacy loss per pair, compared with what its Guarantee claims. Exit 0: every claim kept."""
-    from textveil.evaluation.audit import run_audit
+    from textveil.evaluation.audit import releases_needed, run_audit
     from textveil.evaluation.audit_pairs import audit_cases, read_pairs
     from textveil.evaluation.releasing import build_mechanism
     from textveil.mechanisms.registry import MECHANISMS
@@ -66,6 +70,7 @@ def audit(
     options = given_options(name, settings, epsilon=epsilon, layout=layout.value if layout else None,
                             bag_of_words=bag_of_words)
     require_parameters(name, options)
+    model = language_model_option(name, model, options)
     if report is not None and (report / "audit.json").exists():
         raise InputError(f"--report '{report}' already holds an audit (audit.json): choose another folder or move it")
     if report is not None and report.exists() and not report.is_dir():
@@ -81,7 +86,7 @@ def audit(
     if kinds is not None and cases:
         cases = _only_kinds(cases, kinds)
     with progress_bar() as progress:
-        total = 6 * trials * len(cases) if cases else None
+        total = releases_needed(cases, trials) if cases else None
         task = progress.add_task(f"auditing {name}", total=total)
         result = run_audit(engine, cases, trials=trials, confidence=confidence, seed=seed,
                            progress=lambda done: progress.advance(task, done), corpus=texts)
@@ -118,11 +123,12 @@ def _corpus_texts(path: Path, text_field: str) -> list[str]:
 
 
 def _print_table(data: dict) -> None:
-    from textveil.evaluation.audit_report import HEADER, audit_rows
+    from textveil.evaluation.audit_report import HEADER, audit_rows, fewer_trials
 
     console = Console()
     if data["pairs"]:
-        view = Table(title=f"textveil audit: {data['mechanism']} ({data['trials']:,} releases per input and stage)")
+        view = Table(title=f"textveil audit: {data['mechanism']} ({data['trials']:,} releases per input and stage"
+                           f"{fewer_trials(data)})")
         shown = [0, 1, 2, 3, 5, 7]  # the event counts and the confidence are in --format json and --report
         for column in shown:
             view.add_column(HEADER[column])

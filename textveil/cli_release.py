@@ -20,6 +20,7 @@ import typer
 from textveil.cli_support import (
     Layout,
     given_options,
+    language_model_option,
     mechanism_of,
     progress_bar,
     require_parameters,
@@ -36,7 +37,9 @@ def release(
                              "folder of an interrupted run of the same command (it resumes)."),
     mechanism: Optional[str] = typer.Option(
         None, "--mechanism", "-m", help="Mechanism name (see 'textveil mechanisms'); default: emp, or --model's."),
-    model: Optional[Path] = typer.Option(None, "--model", help="A trained mechanism's folder ('textveil train')."),
+    model: Optional[Path] = typer.Option(
+        None, "--model", help="A trained mechanism's folder ('textveil train'); for paraphrase and restyle, a language "
+        "model: a .gguf file or a Hugging Face causal LM folder (every worker loads it once)."),
     epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help="Privacy parameter per token (> 0), for mechanisms that have one."),
     seed: Optional[int] = typer.Option(
         None, help="Run seed for a reproducible release (default: OS entropy); record i's seed derives from it and i. "
@@ -81,6 +84,7 @@ def release(
         raise InputError(f"{name} releases a whole corpus at once, not record by record; use '{cls.release_command}'")
     options = given_options(name, settings, epsilon=epsilon, decode=decode, layout=layout.value if layout else None)
     require_parameters(name, options)
+    model = language_model_option(name, model, options, resolve=True)  # a language model: paraphrase's parameter
     if workers is not None and scheduler is not None:
         raise InputError("--workers starts a local cluster and --scheduler uses an existing one: give one of them")
     if workers is not None and workers < 0:
@@ -123,12 +127,16 @@ def _report(manifest: dict[str, Any], out: Path) -> None:
     from textveil.privacy.guarantee import KEEP_LAYOUT_WARNING
 
     totals, released, guarantee = manifest["totals"], manifest.get("released", {}), manifest["guarantee"]
-    stderr.print(
-        f"released {totals['records']:,} records ({totals['words']:,} words) in {totals['shards']:,} "
-        f"{manifest['output']['format']} shard(s) -> {out} (manifest: {out / 'manifest.json'}): "
-        f"{released.get('protected', 0):,} {guarantee.get('unit', 'token')}s perturbed by {manifest['mechanism']} "
-        f"({released.get('unchanged', 0):,} released as themselves), {released.get('passed_through', 0):,} passed "
-        f"through unchanged by policy, {released.get('dropped', 0):,} dropped", markup=False, highlight=False)
+    where = (f"released {totals['records']:,} records ({totals['words']:,} words) in {totals['shards']:,} "
+             f"{manifest['output']['format']} shard(s) -> {out} (manifest: {out / 'manifest.json'})")
+    if guarantee.get("kind") == "none":  # nothing went through a privacy mechanism: no units to count
+        stderr.print(f"{where} with {manifest['mechanism']}", markup=False, highlight=False)
+    else:
+        stderr.print(
+            f"{where}: {released.get('protected', 0):,} {guarantee.get('unit', 'token')}s perturbed by "
+            f"{manifest['mechanism']} ({released.get('unchanged', 0):,} released as themselves), "
+            f"{released.get('passed_through', 0):,} passed through unchanged by policy, {released.get('dropped', 0):,} "
+            "dropped", markup=False, highlight=False)
     if guarantee.get("kind") == "none":
         stderr.print(f"guarantee: NONE: {manifest['mechanism']} gives no formal privacy guarantee; its risk is measured "
                      "(textveil evaluate), not bounded", style="bold yellow", markup=False)
@@ -143,7 +151,7 @@ def _report(manifest: dict[str, Any], out: Path) -> None:
         stderr.print(f"WARNING: {count:,} record(s): {item}", style="bold yellow", markup=False)
     if guarantee.get("assumptions"):
         stderr.print("assumes: " + "; ".join(guarantee["assumptions"]), markup=False, highlight=False)
-    if guarantee.get("layout") == "keep":
+    if guarantee.get("layout") == "keep" and guarantee.get("kind") != "none":  # none: its own list says what it copies
         stderr.print(f"{KEEP_LAYOUT_WARNING} (drop --layout keep to privatise them)", style="bold yellow", markup=False)
     warn_copied_field_names(manifest.get("copied_fields", []))
 

@@ -59,7 +59,9 @@ def serve(
         None, help="Releases at once, sharing the CPUs out (default: one per CPU); more wait their turn up to 2 s, then get 503."),
     timeout: float = typer.Option(30.0, help="Seconds a request may take (longer: 504)."),
     models: Optional[list[Path]] = typer.Option(
-        None, "--model", help="A trained mechanism's folder ('textveil train') to release with (repeatable)."),
+        None, "--model", help="A trained mechanism's folder ('textveil train') to release with, or a language model "
+        "for paraphrase and restyle (a .gguf file or a Hugging Face causal LM folder; requests name it by its file "
+        "or folder name); repeatable."),
 ) -> None:
     """Run the local service: the HTTP API (/v1, docs at /docs) and the web page (/, /results)."""
     from textveil.service import ServiceSettings, run_service

@@ -65,16 +65,49 @@ def given_options(mechanism: str, settings: Optional[list[str]], **flags) -> dic
 
 
 def mechanism_of(mechanism: Optional[str], model: Optional[Path]) -> str:
-    """The mechanism to use: the one named, else the trained model's, else emp."""
+    """The mechanism to use: the one named, else the trained model's, else emp.
+
+    ``--model`` is a trained mechanism's folder ('textveil train'), or, for the mechanisms that
+    rewrite with a language model (paraphrase, restyle), a language model: a ``.gguf`` file or a
+    Hugging Face model folder (see :func:`language_model_option`). Anything else is one line."""
     if model is None:
         return mechanism or "emp"
+    from textveil.evaluation.releasing import check_model_path, is_language_model, model_users, takes_model
     from textveil.mechanisms.base import saved_mechanism_name
+
+    check_model_path(model, mechanism)
+    if is_language_model(model):
+        if mechanism is not None and takes_model(mechanism):
+            return mechanism
+        users = " or ".join(f"--mechanism {name}" for name in model_users())
+        reason = f"{mechanism} takes none" if mechanism is not None else "name the mechanism that rewrites with it"
+        raise InvalidParameterError(f"--model '{model}' is a language model, not a trained mechanism; {reason}: {users}")
 
     saved = saved_mechanism_name(model)
     if mechanism is not None and mechanism != saved:
         raise InvalidParameterError(f"--model '{model}' holds a trained {saved}, not {mechanism}: "
                                     f"use --mechanism {saved} or another --model")
     return saved
+
+
+def language_model_option(mechanism: str, model: Optional[Path], options: dict, *,
+                          resolve: bool = False) -> Optional[Path]:
+    """``--model`` as the mechanism takes it: a language model (for paraphrase, restyle) becomes
+    its ``model`` parameter in ``options`` (the path, made absolute with ``resolve``) and None is
+    returned; a trained mechanism's folder is returned as it is (built with ``Mechanism.load``).
+    A ``model=`` parameter given with ``--set`` must then name the same model."""
+    from textveil.evaluation.releasing import is_language_model, takes_model
+
+    if model is None or not takes_model(mechanism) or not is_language_model(model):
+        if resolve and model is None and isinstance(options.get("model"), str) and Path(options["model"]).exists():
+            options["model"] = str(Path(options["model"]).resolve())  # workers may run elsewhere
+        return model
+    source = str(model.resolve()) if resolve else str(model)
+    given = options.get("model")
+    if given is not None and given not in (str(model), source) and Path(given).resolve() != model.resolve():
+        raise InvalidParameterError(f"--model '{model}' and --set model={given} name two language models: give one")
+    options["model"] = source
+    return None
 
 
 def require_parameters(mechanism: str, options: dict, *, besides: tuple[str, ...] = ()) -> None:

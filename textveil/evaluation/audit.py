@@ -12,6 +12,8 @@ For each :class:`~textveil.evaluation.audit_pairs.AuditCase`, in the manner of D
    score (or its complement) whose counts give the largest lower bound is chosen.
 3. **Bound.** On ``trials`` fresh releases of each input the event is counted, and
    Clopper-Pearson gives a lower bound on the loss (:func:`textveil.privacy.audit.loss_lower_bound`).
+   A case may run fewer releases than the audit's ``trials`` (a real language model's pairs:
+   :attr:`~textveil.evaluation.audit_pairs.AuditCase.trials`); its pair records how many.
    The confidence is the audit's as a whole: each of its K claimed pairs is tested at
    ``1 - (1 - confidence) / K`` (Bonferroni), so a mechanism that keeps every claim fails the
    audit with probability at most ``1 - confidence``.
@@ -37,7 +39,7 @@ import numpy as np
 
 from textveil.evaluation.audit_pairs import AuditCase
 from textveil.privacy.audit import detectable_epsilon, loss_lower_bound
-from textveil.privacy.claims import Claim, pair_claim
+from textveil.privacy.claims import Claim, ReleaseView, pair_claim
 
 AUDIT_SCHEMA = "textveil.audit/1"
 THRESHOLDS = 256
@@ -138,8 +140,9 @@ def run_audit(mechanism: Any, cases: Sequence[AuditCase], *, trials: int = 5000,
               seed: int | None = None, progress: Progress | None = None,
               corpus: Sequence[str] | None = None) -> AuditReport:
     """Audit ``mechanism`` on ``cases`` (see the module's docstring). Each pair costs ``6 * trials``
-    releases (``trials`` of each input per stage); ``seed`` makes the audit reproducible,
-    otherwise its randomness is OS entropy. ``corpus`` is what an l-privacy audit releases."""
+    releases (``trials`` of each input per stage, or the case's own smaller number:
+    :func:`releases_needed`); ``seed`` makes the audit reproducible, otherwise its randomness is
+    OS entropy. ``corpus`` is what an l-privacy audit releases."""
     from textveil.errors import InvalidParameterError
 
     if trials < 20:
@@ -155,21 +158,57 @@ def run_audit(mechanism: Any, cases: Sequence[AuditCase], *, trials: int = 5000,
     elif kind != "none":
         claims = [case_claim(case) for case in cases]
         each = 1 - (1 - confidence) / max(1, sum(c.made for c in claims))
-        report.pairs = [audit_pair(case, claim, trials, each, stream, progress)
+        report.pairs = [audit_pair(case, claim, case.trials_of(trials), each, stream, progress)
                         for case, claim, stream in zip(cases, claims, streams)]
     report.seconds = time.perf_counter() - started
     return report
+
+
+def releases_needed(cases: Sequence[AuditCase], trials: int) -> int:
+    """How many releases :func:`run_audit` makes for ``cases`` at ``trials`` (for a progress bar)."""
+    return sum(6 * case.trials_of(trials) for case in cases)
 
 
 def case_claim(case: AuditCase) -> Claim:
     """What the Guarantee claims for the case's pair."""
     mechanism = case.mechanism
     first, second = mechanism.sanitize_many([case.pair.first, case.pair.second])
-    views = [mechanism.release_view(text) for text in (case.pair.first, case.pair.second)]
+    views = [release_view(mechanism, text) for text in (case.pair.first, case.pair.second)]
     vectors: list[np.ndarray | None] = [None, None]
     if first.guarantee.kind == "metric":
         vectors = [mechanism.unit_vectors(list(view.units)) for view in views]
     return pair_claim(first.guarantee, second.guarantee, views[0], views[1], vectors[0], vectors[1])
+
+
+def release_view(mechanism: Any, text: str) -> ReleaseView:
+    """``text`` as the mechanism's Guarantee sees it: the mechanism's own ``release_view``, or, for
+    a language-model rewriter (which has none), :func:`language_model_view`."""
+    own = getattr(mechanism, "release_view", None)
+    if own is not None:
+        return own(text)
+    from textveil.mechanisms.paraphrase import LanguageModelRewriter
+
+    if isinstance(mechanism, LanguageModelRewriter):
+        return language_model_view(mechanism, text)
+    from textveil.errors import InputError
+
+    raise InputError(f"{mechanism.name} does not say how its release sees an input (no release_view): its claims "
+                     "cannot be audited pair by pair")
+
+
+def language_model_view(mechanism: Any, text: str) -> ReleaseView:
+    """A language-model rewriter's view of ``text``: what the model reads (the template holding the
+    input cut to its first ``max_input_tokens`` tokens, as token ids) goes through at most L =
+    ``max_new_tokens`` draws, and the release copies nothing; an empty input is released empty
+    without being read (named unprotected in the Guarantee), so it differs from any other in what
+    is copied and a pair holding one is not covered.
+
+    Two texts read alike (the same within the cut) must then have identical releases (claim 0),
+    any two others are within epsilon * L."""
+    if not text.strip():
+        return ReleaseView((), (), draws=0)
+    read = " ".join(str(token) for token in mechanism.prompt_ids(text))
+    return ReleaseView((read,), ("*",), draws=int(mechanism.max_new_tokens))
 
 
 def audit_pair(case: AuditCase, claim: Claim, trials: int, confidence: float, stream: np.random.SeedSequence,

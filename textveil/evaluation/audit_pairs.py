@@ -14,7 +14,9 @@ Pair kinds:
 
 * ``canary``: texts over a canary vocabulary: for metric privacy two words 1/epsilon apart; for
   the exponential mechanism (at epsilon at most 2) "alpha alpha" against "bravo charlie" over
-  three words, and two opposite words with eight more beside one;
+  three words, and two opposite words with eight more beside one; for ``paraphrase`` (at epsilon
+  at most 4, one output token) "alpha" against "beta" over a toy language model whose logits are
+  set by hand (:func:`paraphrase_canary`);
 * ``token-near`` / ``token-far``: one-token texts, the closest and the farthest two words of the
   vocabulary's commonest (by the metric's vectors; for a trained model, by frequency rank);
 * ``token-in-sentence``: the far pair inside a sentence of common words;
@@ -22,6 +24,11 @@ Pair kinds:
   spacing and line breaks, or one punctuation mark changed;
 * ``emd-reordered``, ``emd-one-word``: four-word documents at Earth Mover's distance 0 (the same
   words in another order) and at a known distance (one word replaced);
+* ``name``, ``sentence``: for a language-model rewriter (``paraphrase``), two short real texts
+  differing in a person's name, and in one sentence, released by the configured mechanism on its
+  own model at its own L, with at most :data:`LANGUAGE_MODEL_TRIALS` releases per input and stage
+  (a real model writes about a text a second on a CPU). Their claim, epsilon * L, is far above
+  any loss so few releases can show: they check the pipeline, the canary checks the sampler;
 * ``user``: pairs from a JSONL file (``{"first": ..., "second": ..., "kind": ...}``).
 """
 
@@ -44,6 +51,21 @@ epsilon the events that would show a violation have probabilities of 1e-9 and le
 LAPLACE_CANARY = ("alpha", "bravo", "charlie", "delta")
 RATING_CANARY = ("alpha", "bravo", "charlie")
 CLUSTER_CANARY = ("alpha", "bravo", "echo", "foxtrot", "golf", "hotel", "india", "juliett", "kilo", "lima")
+CANARY_PARAPHRASE_EPSILON = 4.0
+"""The epsilon the ``paraphrase`` canary runs at (at most the configured one): its sampler is the
+same at every epsilon, and at the epsilons paraphrase is used at (15 to 40) the event that shows
+the loss would have probability about e^-epsilon / 7 under the second input (4e-8 at 15)."""
+CANARY_PARAPHRASE_CROWD = 7.0
+"""r in the paraphrase canary: the tokens at the floor weigh r times the one on top under the first
+input, so that the lone top token is likely (1 / (1 + r)) and the loss it shows is within
+ln(1 + 1/r) = 0.13 of the claim."""
+LANGUAGE_MODEL_TRIALS = 50
+"""The most releases of each input per stage of a real language model's pairs (``name``,
+``sentence``): 300 releases a pair, minutes on a CPU."""
+NAME_PAIR = ("Maria Lopez called the bank on Monday about her loan.",
+             "Ahmed Khan called the bank on Monday about her loan.")
+SENTENCE_PAIR = ("The meeting moved to Thursday. I will bring the slides and the budget.",
+                 "The meeting moved to Thursday. My doctor says the tumour has grown again.")
 COMMON_WORDS = 2000
 """How many of the vocabulary's first (commonest) words the near and far pairs are chosen among."""
 
@@ -65,14 +87,45 @@ class AuditCase:
     pair: AuditPair
     mechanism: Any
     setting: str = "configured"
+    trials: int | None = None
+    """At most this many releases of each input per stage (a slow model's pairs); ``None``: the
+    audit's number."""
+
+    def trials_of(self, trials: int) -> int:
+        """The releases of each input per stage this case runs in an audit of ``trials``."""
+        return trials if self.trials is None else min(trials, self.trials)
 
 
 def audit_cases(mechanism: Any, user_pairs: list[AuditPair] | None = None) -> list[AuditCase]:
-    """The cases an audit of ``mechanism`` runs: the canary (for substitution mechanisms), the
-    token, layout and Earth Mover's pairs over its vocabulary, and the user's own pairs."""
-    cases = canary_cases(mechanism) + [AuditCase(pair, mechanism) for pair in vocabulary_pairs(mechanism)]
-    cases += [AuditCase(pair, mechanism, "your pair") for pair in user_pairs or ()]
+    """The cases an audit of ``mechanism`` runs: the canary (for substitution mechanisms and
+    ``paraphrase``), the token, layout and Earth Mover's pairs over its vocabulary (for a
+    language-model rewriter: two pairs of real texts), and the user's own pairs."""
+    if _rewrites_with_a_language_model(mechanism):
+        cases = canary_cases(mechanism) + language_model_cases(mechanism)
+        cap = LANGUAGE_MODEL_TRIALS
+    else:
+        cases = canary_cases(mechanism) + [AuditCase(pair, mechanism) for pair in vocabulary_pairs(mechanism)]
+        cap = None
+    cases += [AuditCase(pair, mechanism, "your pair", cap) for pair in user_pairs or ()]
     return cases
+
+
+def _rewrites_with_a_language_model(mechanism: Any) -> bool:
+    from textveil.mechanisms.paraphrase import LanguageModelRewriter
+
+    return isinstance(mechanism, LanguageModelRewriter)
+
+
+def language_model_cases(mechanism: Any) -> list[AuditCase]:
+    """A language-model rewriter's real pairs (``name``, ``sentence``), released by the configured
+    mechanism itself (its model, its L), at most :data:`LANGUAGE_MODEL_TRIALS` releases per input
+    and stage."""
+    return [
+        AuditCase(AuditPair("name", *NAME_PAIR, "a person's name changed"), mechanism, "configured (its model)",
+                  LANGUAGE_MODEL_TRIALS),
+        AuditCase(AuditPair("sentence", *SENTENCE_PAIR, "one sentence of two replaced by a sensitive one"), mechanism,
+                  "configured (its model)", LANGUAGE_MODEL_TRIALS),
+    ]
 
 
 # -- the real vocabulary's pairs --------------------------------------------------------
@@ -146,8 +199,11 @@ def vocabulary_pairs(mechanism: Any) -> list[AuditPair]:
 def canary_cases(mechanism: Any) -> list[AuditCase]:
     """The mechanism's class, with its parameters, over canary vocabularies; none for mechanisms
     that do not decode to a vocabulary of embeddings they are given (a trained model, PIVOT)."""
+    from textveil.mechanisms.paraphrase import Paraphrase
     from textveil.mechanisms.substitution import TokenSubstitution
 
+    if isinstance(mechanism, Paraphrase):
+        return [paraphrase_canary(mechanism)]
     if not isinstance(mechanism, TokenSubstitution):
         return []
     params = {**mechanism.get_params(), "seed": None}
@@ -174,6 +230,71 @@ def canary_cases(mechanism: Any) -> list[AuditCase]:
         AuditCase(AuditPair("canary", "alpha", "bravo", "opposite words, eight more beside the first: a similarity "
                             "rating moves the normaliser with one token"), cluster, setting),
     ]
+
+
+def paraphrase_canary(mechanism: Any) -> AuditCase:
+    """``paraphrase``'s canary: the mechanism's class, with its score, width and clip, at epsilon
+    at most :data:`CANARY_PARAPHRASE_EPSILON` and L = 1, over a toy language model whose logits
+    are set by hand (:func:`~textveil.models.toy_language_model.toy_language_model`).
+
+    Under "alpha" one token (w0) sits on top and every other token of the output vocabulary at
+    least 3 w below; under "beta" the reverse. Each score then puts w0 at the top of its range
+    under one input and at its floor under the other, and every other token the other way round,
+    so the normaliser moves as far as a score of width w lets it: the event "the release is w0"
+    has likelihood ratio e^epsilon / (1 + e^(epsilon / 2) / N), N the tokens at the floor, chosen
+    so that N e^(-epsilon / 2) = :data:`CANARY_PARAPHRASE_CROWD` (the loss is within 0.13 of the
+    claim and w0 has probability 1/8 under "alpha"). At epsilon 4 (claim 4) a draw without the
+    factor 2 has loss 7.3 on this event, and raw logits used as scores (no clip) 9.8."""
+    import math
+
+    from textveil.models.toy_language_model import toy_language_model
+
+    params = {**mechanism.get_params(), "seed": None, "max_new_tokens": 1}
+    epsilon = min(float(params["epsilon"]), CANARY_PARAPHRASE_EPSILON)
+    params["epsilon"] = epsilon
+    top = float(params["clip_high"])  # the top of the clipped score's range (any value does for the relative one)
+    floor = top - 3 * float(params["width"])
+    # N: the end token, the template's three role words, "alpha", "beta" and the fillers.
+    crowd = math.ceil(CANARY_PARAPHRASE_CROWD * math.exp(epsilon / 2))
+    words = ["w0", *(f"w{i}" for i in range(1, max(2, crowd - 5))), "alpha", "beta"]
+    every = ["<|im_end|>", "system", "user", "assistant", *words]
+    logits = {"alpha": {token: (top if token == "w0" else floor) for token in every},
+              "beta": {token: (floor if token == "w0" else top) for token in every}}
+    language_model = _remembering(toy_language_model(words, logits, name="toy-canary"))
+    params["model"] = language_model.name
+    canary = type(mechanism)(**params, language_model=language_model, batch_size=4096, device="cpu")
+    return AuditCase(AuditPair("canary", "alpha", "beta", f"a toy language model: under the first, w0 alone on top "
+                               f"and the other {len(every) - 1} tokens 3 w below; under the second, the reverse"),
+                     canary, f"canary (toy LM, L = 1), epsilon {epsilon:g}")
+
+
+def _remembering(language_model: Any) -> Any:
+    """The toy model, its tokenizer's answers kept: the canary releases its two texts thousands of
+    times, and the tokenizer (not the model) was two thirds of the time. The same answers, from
+    the same model."""
+    from dataclasses import fields
+
+    from textveil.models.language_model import LanguageModel
+
+    class RememberingLanguageModel(LanguageModel):
+        def chat_prompt(self, system: str, user: str) -> list[int]:
+            return list(_kept(self, "prompts", (system, user), lambda: LanguageModel.chat_prompt(self, system, user)))
+
+        def encode(self, text: str) -> list[int]:
+            return list(_kept(self, "encoded", text, lambda: LanguageModel.encode(self, text)))
+
+        def decode(self, ids: list[int]) -> str:
+            return str(_kept(self, "decoded", tuple(ids), lambda: LanguageModel.decode(self, ids)))
+
+    given = {f.name: getattr(language_model, f.name) for f in fields(language_model) if f.init}
+    return RememberingLanguageModel(**given)
+
+
+def _kept(owner: Any, table: str, key: Any, compute: Any) -> Any:
+    kept = owner.__dict__.setdefault("_kept_" + table, {})
+    if key not in kept:
+        kept[key] = tuple(compute()) if table != "decoded" else compute()
+    return kept[key]
 
 
 def _canary_table(words: Sequence[str], positions: Sequence[float]) -> Any:

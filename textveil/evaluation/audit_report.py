@@ -38,12 +38,29 @@ def audit_rows(report: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+def fewer_trials(report: dict[str, Any]) -> str:
+    """A clause naming the pairs that ran fewer releases than the audit's (a real language
+    model's), or "" when every pair ran them all.
+
+    >>> fewer_trials({"trials": 500, "pairs": [{"kind": "canary", "trials": 500}, {"kind": "name", "trials": 50},
+    ...     {"kind": "sentence", "trials": 50}]})
+    '; name, sentence: 50'
+    """
+    fewer: dict[int, list[str]] = {}
+    if report.get("guarantee") == "l-privacy":  # its pairs count tokens, not releases
+        return ""
+    for pair in report["pairs"]:
+        if pair["trials"] < report["trials"]:
+            fewer.setdefault(pair["trials"], []).append(pair["kind"])
+    return "".join(f"; {', '.join(kinds)}: {count:,}" for count, kinds in sorted(fewer.items()))
+
+
 def audit_markdown(report: dict[str, Any]) -> str:
     """The audit as a Markdown document: the verdict, the table, and how to read it."""
     parameters = ", ".join(f"{k}={v}" for k, v in report["parameters"].items() if v is not None)
     lines = [
         f"# textveil audit: {report['mechanism']} ({parameters})", "",
-        f"**{report['verdict']}** ({report['trials']:,} releases of each input per stage, "
+        f"**{report['verdict']}** ({report['trials']:,} releases of each input per stage{fewer_trials(report)}, "
         f"{report['seconds']:.0f} s{', seeded' if report['seeded'] else ', OS entropy'}).", "",
     ]
     if report.get("power"):

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from textveil.corpus.labelled import LabelledCorpus
-from textveil.errors import InvalidParameterError
+from textveil.errors import InputError, InvalidParameterError
 from textveil.evaluation.release_cache import ReleaseCache, release_key
-from textveil.mechanisms.base import CorpusRelease, Mechanism, saved_mechanism_name
+from textveil.mechanisms.base import MANIFEST, CorpusRelease, Mechanism, saved_mechanism_name
 from textveil.mechanisms.registry import MECHANISMS
 
 # Options the harness applies itself rather than passing to the mechanism.
@@ -54,12 +54,63 @@ def check_mechanism_options(mechanism: str, options: dict[str, Any]) -> None:
             entry.parameter(name).check(value)
 
 
+def takes_model(mechanism: str) -> bool:
+    """Whether ``mechanism`` has a ``model`` parameter (a language model it rewrites text with).
+
+    >>> takes_model("paraphrase"), takes_model("emp")
+    (True, False)
+    """
+    return any(p.name == "model" for p in MECHANISMS.entry(mechanism).parameters)
+
+
+def is_language_model(path: str | Path) -> bool:
+    """Whether ``path`` names a language model rather than a trained mechanism's folder: a
+    ``.gguf`` file, or a Hugging Face model folder (``config.json``) holding no textveil
+    ``manifest.json``.
+
+    >>> is_language_model("/no/such/model.gguf")
+    False
+    """
+    source = Path(path)
+    if source.is_file():
+        return source.suffix == ".gguf"
+    return source.is_dir() and (source / "config.json").is_file() and not (source / MANIFEST).is_file()
+
+
+def model_users() -> list[str]:
+    """The mechanisms that take a language model (``--model FILE`` or ``--set model=...``)."""
+    return [entry.name for entry in MECHANISMS.entries() if takes_model(entry.name)]
+
+
+def check_model_path(model: str | Path, mechanism: str | None) -> None:
+    """A ``--model`` that is neither a trained mechanism's folder nor a language model fails
+    with one line naming both (before any work)."""
+    source = Path(model)
+    if is_language_model(source) or (source / MANIFEST).is_file():
+        return
+    users = " or ".join(f"-m {name}" for name in model_users())
+    raise InputError(
+        f"--model '{model}' is neither a trained mechanism's folder (with {MANIFEST}, from 'textveil train') nor a "
+        f"language model ({users}: a .gguf file, or a Hugging Face model folder with config.json and safetensors)")
+
+
 def build_mechanism(mechanism: str, options: dict[str, Any], embeddings: Any, *, model: str | Path | None = None,
                     **parameters: Any) -> Mechanism:
     """The named mechanism with ``options`` and ``parameters`` (its swept value, a seed), given
     the ``embeddings`` when it works with them; with ``model``, the trained mechanism saved in
-    that folder (it must be the named one) with those parameters changed."""
+    that folder (it must be the named one) with those parameters changed, or, for a mechanism
+    that rewrites with a language model (``paraphrase``, ``restyle``), that language model (a
+    ``.gguf`` file or a Hugging Face model folder) as its ``model`` parameter."""
     own = {k: v for k, v in options.items() if k not in HARNESS_OPTIONS}
+    if model is not None and is_language_model(model):
+        if not takes_model(mechanism):
+            raise InvalidParameterError(f"'{model}' is a language model; {mechanism} takes none: use "
+                                        + " or ".join(f"--mechanism {name}" for name in model_users()))
+        if own.get("model", str(model)) != str(model):
+            raise InvalidParameterError(f"--model '{model}' and the parameter model={own['model']} name two language "
+                                        "models: give one")
+        own["model"] = str(model)
+        model = None
     if model is None:
         return MECHANISMS.make(mechanism, shared={"embeddings": embeddings}, **own, **parameters)
     saved = saved_mechanism_name(model)

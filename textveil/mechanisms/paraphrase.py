@@ -108,7 +108,8 @@ class LanguageModelRewriter(Mechanism):
             reason = language_model_unavailable(self.model)
             if reason is not None:
                 raise InputError(reason)
-        else:
+        elif self.model == self.spec().parameter("model").default:
+            # A model handed over loaded names itself, unless the caller named it (a path stays a path).
             self.model = language_model.name
         self.language_model = language_model  # loaded on first use when None: construction stays cheap
 
@@ -281,8 +282,9 @@ class Paraphrase(LanguageModelRewriter):
         )
         tokens = drawn + (1 if ended else 0)
         statement = (
-            f"paraphrase: each output token was drawn by the exponential mechanism with epsilon = {eps:g} over the "
-            f"language model's output vocabulary, scored by {rating}: the score lies in an interval of width "
+            f"paraphrase: each output token v was drawn by the exponential mechanism with epsilon = {eps:g}, "
+            f"Pr[v] proportional to exp(epsilon * u(v) / (2 w)) with w = {self.width:g}, over the language model's "
+            f"output vocabulary, scored by u(v) = {rating}: the score lies in an interval of width "
             f"{self.width:g} whatever the input, so its sensitivity is {self.width:g} and each draw is "
             f"{eps:g}-differentially private. The reply has at most L = {limit} tokens (its length is drawn too: the "
             f"end token is drawn like any other), so by adaptive sequential composition the release is "

@@ -16,13 +16,13 @@ the service and a sweep share one copy.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib.util
 import json
 import os
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -303,9 +303,16 @@ def _load(source: str, device: str) -> LanguageModel:
     return LanguageModel(network, tokenizer, name, digest, where)
 
 
-@functools.lru_cache(maxsize=2)
+_LOADED: dict[tuple[str, str], LanguageModel] = {}
+_LOADING = threading.Lock()
+
+
 def _load_cached(source: str, device: str) -> LanguageModel:
-    return _load(source, device)
+    # One lock for all loads: two threads asking for a model at once load it once.
+    with _LOADING:
+        if (source, device) not in _LOADED:
+            _LOADED[(source, device)] = _load(source, device)
+        return _LOADED[(source, device)]
 
 
 def load_language_model(source: str = BUNDLED_MODEL, device: str = "auto") -> LanguageModel:

@@ -11,7 +11,9 @@ claims nothing for the pair. Otherwise the claim follows from the Guarantee's ki
 * metric privacy of a bag (``composition="bag"``): ``epsilon * N * E``, E the Earth Mover's
   distance between the two bags (paper 001, Theorem 4);
 * epsilon-DP text generation (``composition="sequential"``): ``epsilon * N`` for two texts of N
-  units;
+  units; for a generator that draws at most L output tokens whatever the input
+  (:attr:`ReleaseView.draws`: ``paraphrase``), ``epsilon * L`` for any two inputs it reads
+  differently, 0 for two it reads alike (the same text within its input cut);
 * no formal guarantee, or l-privacy (not a likelihood-ratio claim): nothing.
 
 Pure arithmetic over the Guarantees and the units' vectors; the audit experiment
@@ -24,6 +26,10 @@ Pure arithmetic over the Guarantees and the units' vectors; the audit experiment
 10.0
 >>> pair_claim(g, g, view_a, ReleaseView(("dog",), ("*", "*")), None, None).epsilon is None
 True
+>>> dp = Guarantee("paraphrase", 4.0, kind="dp", unit="token", composition="sequential", words_protected=64)
+>>> read = ReleaseView(("The cat sat.",), ("*",), draws=64), ReleaseView(("The dog sat.",), ("*",), draws=64)
+>>> pair_claim(dp, dp, *read, None, None).epsilon
+256.0
 """
 
 from __future__ import annotations
@@ -45,6 +51,10 @@ class ReleaseView:
     """What the release copies from the input unprotected, position by position (a placeholder
     where a unit goes): two inputs that differ here differ in something the Guarantee does not
     cover."""
+    draws: int | None = None
+    """How many draws the Guarantee composes over when the mechanism fixes it whatever the input
+    (a generator writing at most L tokens: L; none for an input it releases without reading);
+    ``None``: one per unit."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +92,10 @@ def pair_claim(first: Guarantee, second: Guarantee, view_first: ReleaseView, vie
     if first.kind == "dp":
         if view_first.units == view_second.units:
             return Claim(0.0, "the same units: the release distributions must be identical")
+        if view_first.draws is not None or view_second.draws is not None:
+            draws = max(view_first.draws or 0, view_second.draws or 0)
+            return Claim(epsilon * draws, f"epsilon * L = {epsilon:g} * {draws} (sequential composition over at most "
+                         f"L = {draws} output tokens, whatever the inputs)")
         return Claim(epsilon * n, f"epsilon * N = {epsilon:g} * {n} (sequential composition)")
     if vectors_first is None or vectors_second is None:
         raise ValueError("a metric-privacy claim needs the units' vectors")

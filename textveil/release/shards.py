@@ -121,13 +121,9 @@ def release_shard(spec: MechanismSpec, shard_format: ShardFormat, run_seed: int,
 def release_stats(releases: Sequence[Release]) -> dict[str, Any]:
     """What the releases protected, kept unchanged, passed through and dropped, and how many
     records name something unprotected beyond their layout's (e.g. a text a model was trained on)."""
-    import re
-
     warnings: Counter[str] = Counter()
     for release in releases:
-        if release.guarantee.layout == "public":
-            for item in release.guarantee.unprotected[1:]:
-                warnings[re.sub(r"\(\d+\)", "", item).strip()] += 1
+        warnings.update(unprotected_in_general(release.guarantee)[1])
     return {"protected": sum(r.guarantee.words_protected for r in releases),
             "unchanged": sum(r.words_unchanged for r in releases),
             "passed_through": sum(r.guarantee.tokens_passed_through for r in releases),
@@ -138,10 +134,35 @@ def release_stats(releases: Sequence[Release]) -> dict[str, Any]:
 def guarantee_summary(release: Release) -> dict[str, Any]:
     """A release's Guarantee as the job's manifest states it: what holds for every record, with
     what the layout leaves unprotected in general words (no per-record counts)."""
-    from textveil.privacy.guarantee import KINDS, RELEASED_UNPROTECTED
+    from textveil.privacy.guarantee import KINDS
 
     g = release.guarantee
-    unprotected = list(g.unprotected) if g.kind == "none" else list(RELEASED_UNPROTECTED.get(g.layout, g.unprotected))
+    unprotected = unprotected_in_general(g)[0]
     return {"kind": g.kind, "kind_in_words": KINDS.get(g.kind, g.kind), "unit": g.unit, "epsilon": g.epsilon,
             "metric": g.metric, "composition": g.formula, "layout": g.layout, "unprotected": unprotected,
             "assumptions": list(g.assumptions)}
+
+
+def unprotected_in_general(guarantee: Any) -> tuple[list[str], list[str]]:
+    """What a Guarantee names unprotected, in general words (no per-record counts): what every
+    release of its kind and layout leaves unprotected, and what this record names beyond that
+    (e.g. a text the model was trained on). A Guarantee whose list is not its layout's (a
+    language model's rewrite copies nothing of its input) is read as it states itself.
+
+    >>> from textveil.privacy.guarantee import Guarantee
+    >>> unprotected_in_general(Guarantee("emp", 10, "d", 7, unprotected=("the number of tokens (7)", "seen (3)")))
+    (['the number of tokens'], ['seen'])
+    >>> unprotected_in_general(Guarantee("x", 1, kind="dp", unprotected=("nothing copied", "a rule")))
+    (['nothing copied', 'a rule'], [])
+    """
+    import re
+
+    from textveil.privacy.guarantee import RELEASED_UNPROTECTED
+
+    if guarantee.kind == "none":
+        return list(guarantee.unprotected), []
+    items = [re.sub(r"\(\d+\)", "", item).strip() for item in guarantee.unprotected]
+    standard = RELEASED_UNPROTECTED.get(guarantee.layout)
+    if standard and items and items[0] == standard[0]:
+        return list(standard), items[1:] if guarantee.layout == "public" else []
+    return items, []

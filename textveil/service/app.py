@@ -51,8 +51,6 @@ from textveil.service.engine import (
     ServiceEngine,
     check_options,
     describe_texts,
-    mechanism_listing,
-    release_refusal,
     run_logged,
     text_digest,
 )
@@ -103,7 +101,8 @@ class ServiceSettings:
     cors_origins: tuple[str, ...] = ()
     embeddings: Any = "default"
     models: tuple[str | Path, ...] = ()
-    """Folders of trained mechanisms (ER-AE, AE-DP) to release with, loaded once."""
+    """Folders of trained mechanisms (ER-AE, AE-DP) to release with, and language models (a .gguf
+    file or a Hugging Face model folder) for paraphrase and restyle: each loaded once."""
 
     def __post_init__(self) -> None:
         for name in ("max_body_bytes", "max_text_chars", "max_texts", "concurrency"):
@@ -256,9 +255,10 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
                     raise InvalidParameterError(f"a subject or dataset must be a non-empty name other than "
                                                 f"'{EVERY}', got {name!r}")
         options = check_options(mechanism, parameters)
-        refusal = release_refusal(mechanism, engine.trained)
+        refusal = engine.refusal(mechanism)
         if refusal:
             raise InvalidParameterError(refusal)
+        engine.language_model_source(mechanism, options)  # only a model the service offers
         from textveil.mechanisms.registry import MECHANISMS
 
         seed = MECHANISMS.entry(mechanism).parameter("seed").check(seed)
@@ -319,7 +319,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     @v1.get("/mechanisms", summary="The mechanisms: guarantee, description, parameters")
     async def mechanisms() -> dict[str, Any]:
         if not listing:
-            listing.extend(await run_in_threadpool(mechanism_listing, engine.trained))
+            listing.extend(await run_in_threadpool(engine.listing))
         return {"mechanisms": listing}
 
     @v1.post("/calibrate", summary="What an epsilon does to words (emp)", responses=_ERRORS)

@@ -25,7 +25,14 @@ from typing import Any
 
 from textveil.embeddings.neighbours import decoding_threads, usable_cpus
 from textveil.errors import InputError, InvalidParameterError, TextveilError
-from textveil.evaluation.releasing import HARNESS_OPTIONS, build_mechanism, check_mechanism_options
+from textveil.evaluation.releasing import (
+    HARNESS_OPTIONS,
+    build_mechanism,
+    check_mechanism_options,
+    check_model_path,
+    is_language_model,
+    takes_model,
+)
 from textveil.mechanisms.base import Mechanism
 from textveil.mechanisms.registry import MECHANISMS
 from textveil.privacy.guarantee import KINDS
@@ -76,9 +83,11 @@ def finite_or_none(value: Any) -> Any:
     return value
 
 
-def release_refusal(name: str, trained: Sequence[str] = ()) -> str | None:
+def release_refusal(name: str, trained: Sequence[str] = (), language_models: Sequence[str] | None = None) -> str | None:
     """Why the service cannot release text by text with mechanism ``name``, or None;
-    ``trained``: the mechanisms whose trained models the service loaded (``serve --model``)."""
+    ``trained``: the mechanisms whose trained models the service loaded (``serve --model``);
+    ``language_models``: the language models it offers to the mechanisms that rewrite with one
+    (None: the mechanism's own default, if installed)."""
     cls = MECHANISMS.load(name)
     if cls.corpus_level or cls.release_command:
         command = cls.release_command or "textveil evaluate"
@@ -86,24 +95,47 @@ def release_refusal(name: str, trained: Sequence[str] = ()) -> str | None:
     if cls.needs_fit and name not in trained:
         return (f"{name} must be trained first ('textveil train {name}') and the service started with its model "
                 f"('textveil serve --model DIR')")
+    if takes_model(name) and language_models is not None:
+        if language_models:
+            return None
+        return (f"{name} needs a language model and this service offers none: install the default one or start the "
+                "service with 'textveil serve --model FILE.gguf' (or a Hugging Face model folder)")
     return cls.unavailable()
 
 
-def mechanism_listing(trained: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """The registry as data (name, guarantee, description, parameters) and whether the service releases with each."""
+CALIBRATION_TOO_COSTLY = (
+    "No calibration curve for {name}: it would release hundreds of sample texts with the language model (minutes on "
+    "a CPU). Measure its risk and utility with 'textveil evaluate'.")
+
+
+def mechanism_listing(trained: Sequence[str] = (), language_models: Sequence[str] | None = None,
+                      default_model: str | None = None) -> list[dict[str, Any]]:
+    """The registry as data (name, guarantee, description, parameters) and whether the service releases with each.
+    A mechanism that rewrites with a language model lists the service's language models as its
+    ``model`` parameter's choices (``language_models``, the first the default)."""
     listed = []
     for entry in MECHANISMS.entries():
-        refusal = release_refusal(entry.name, trained)
+        refusal = release_refusal(entry.name, trained, language_models)
         swept = entry.swept
+        parameters = [p.describe() for p in entry.parameters]
+        note = None
+        if takes_model(entry.name):
+            if language_models:
+                for parameter in parameters:
+                    if parameter["name"] == "model":
+                        parameter.update(choices=list(language_models), default=default_model or language_models[0])
+            if swept is not None and "language_model" in getattr(MECHANISMS.load(entry.name), "resources", ()):
+                note = CALIBRATION_TOO_COSTLY.format(name=entry.name)  # the page asks for a curve on every change
         listed.append({
             "name": entry.name,
             "guarantee": entry.guarantee,
             "guarantee_words": KINDS.get(entry.guarantee, entry.guarantee),
             "description": entry.description,
-            "parameters": [p.describe() for p in entry.parameters],
+            "parameters": parameters,
             "swept": swept.name if swept else None,
             "grid": calibration_grid(entry.name),
-            "calibration": swept is not None and refusal is None,
+            "calibration": swept is not None and refusal is None and note is None,
+            "calibration_note": note,
             "service": {"releases": refusal is None, "reason": refusal},
         })
     return listed
@@ -156,8 +188,28 @@ class ServiceEngine:
 
     def __init__(self, embeddings: Any, ledger: str | Path | None, concurrency: int,
                  models: Sequence[str | Path] = ()) -> None:
-        self._model_folders = [Path(folder) for folder in models]
+        # ``models``: trained mechanisms' folders, and language models (a .gguf file or a Hugging
+        # Face model folder) for the mechanisms that rewrite with one (paraphrase, restyle).
+        self._model_folders: list[Path] = []
+        self._served_language_models: dict[str, str] = {}  # name -> absolute path
+        for given in models:
+            folder = Path(given)
+            check_model_path(folder, None)
+            if not is_language_model(folder):
+                self._model_folders.append(folder)
+                continue
+            from textveil.models.language_model import language_model_unavailable
+
+            reason = language_model_unavailable(str(folder))
+            if reason is not None:
+                raise InputError(reason)
+            if folder.name in self._served_language_models:
+                raise InputError(f"two --model language models are named '{folder.name}'; rename one of them")
+            self._served_language_models[folder.name] = str(folder.resolve())
+        self._offered: dict[str, str] | None = None
         self._models: dict[str, Mechanism] | None = None
+        self._language_models: dict[str, Any] = {}  # path -> the loaded LanguageModel, once per process
+        self._language_models_lock = threading.Lock()
         self._embeddings_spec = embeddings
         self._embeddings = None if isinstance(embeddings, (str, Path)) else embeddings
         self._embeddings_lock = threading.Lock()
@@ -197,6 +249,66 @@ class ServiceEngine:
     def trained(self) -> list[str]:
         return sorted(self.models())
 
+    def offered_language_models(self) -> dict[str, str]:
+        """The language models requests may name, by name (their paths stay on the server): those
+        of ``serve --model``, then the bundled default when it is installed; the first is the
+        default of a request that names none."""
+        if self._offered is None:
+            from textveil.models.language_model import BUNDLED_MODEL, language_model_unavailable
+
+            offered = dict(self._served_language_models)
+            if BUNDLED_MODEL not in offered and language_model_unavailable() is None:
+                offered[BUNDLED_MODEL] = BUNDLED_MODEL
+            self._offered = offered
+        return dict(self._offered)
+
+    def language_model_source(self, mechanism: str, options: dict[str, Any]) -> str | None:
+        """The language model a request for ``mechanism`` releases with (its source: a path or the
+        bundled name), or None for a mechanism that takes none. A request may name only a model
+        this service offers: a client never makes the server read a path of its choosing."""
+        if not takes_model(mechanism):
+            return None
+        offered = self.offered_language_models()
+        asked = options.get("model")
+        if asked is None:
+            if not offered:
+                raise InvalidParameterError(release_refusal(mechanism, self.trained, []) or "no language model")
+            return next(iter(offered.values()))
+        for name, source in offered.items():
+            if asked in (name, source):
+                return source
+        raise InvalidParameterError(
+            f"model '{asked}' is not offered by this service; it offers {', '.join(offered) or 'none'} (start it with "
+            "'textveil serve --model FILE.gguf' or a Hugging Face model folder to offer another)")
+
+    def language_model(self, source: str) -> Any:
+        """The language model ``source``, loaded once for the life of the process and shared by every
+        mechanism and request that rewrites with it."""
+        with self._language_models_lock:  # two first requests at once load it once
+            if source not in self._language_models:
+                from textveil.models.language_model import load_language_model
+
+                log.info("loading the language model %s", Path(source).name)
+                self._language_models[source] = load_language_model(source)
+            return self._language_models[source]
+
+    def load_language_models(self) -> list[str]:
+        """Load the language models of ``serve --model`` now (a bad one fails before the service
+        listens, and the first request does not wait for it); their names."""
+        for source in self._served_language_models.values():
+            self.language_model(source)
+        return list(self._served_language_models)
+
+    def refusal(self, mechanism: str) -> str | None:
+        """Why this service cannot release with ``mechanism`` (None: it can)."""
+        offered = list(self.offered_language_models()) if takes_model(mechanism) else None
+        return release_refusal(mechanism, self.trained, offered)
+
+    def listing(self) -> list[dict[str, Any]]:
+        """The mechanisms as the page and ``GET /v1/mechanisms`` show them."""
+        offered = list(self.offered_language_models())
+        return mechanism_listing(self.trained, offered)
+
     def mechanism(self, name: str, options: dict[str, Any]) -> Mechanism:
         """The cached mechanism for ``(name, options)``, built without a seed (never released with
         itself); a trained one is the loaded model with these parameters."""
@@ -211,7 +323,12 @@ class ServiceEngine:
         else:
             cls = MECHANISMS.load(name)
             embeddings = self.embeddings() if "embeddings" in getattr(cls, "resources", ()) else None
-            built = build_mechanism(name, options, embeddings, seed=None)
+            source = self.language_model_source(name, options)
+            if source is None:
+                built = build_mechanism(name, options, embeddings, seed=None)
+            else:  # the process's one copy of the model, never loaded again per (name, parameters)
+                built = build_mechanism(name, {**options, "model": source}, embeddings, seed=None,
+                                        language_model=self.language_model(source))
         with self._mechanisms_lock:
             self._mechanisms[key] = built
             while len(self._mechanisms) > MECHANISM_CACHE_SIZE:
@@ -227,7 +344,7 @@ class ServiceEngine:
     def release(self, order: ReleaseOrder, abandoned: threading.Event) -> dict[str, Any]:
         """Release ``order``'s texts; with a ledger, through ``release_with_budget`` (refused
         before any randomness when a subject's cap would be passed; spent once per request_id)."""
-        refusal = release_refusal(order.mechanism, self.trained)
+        refusal = self.refusal(order.mechanism)
         if refusal:
             raise InvalidParameterError(refusal)
         engine = self.for_request(order.mechanism, order.options, order.seed)
@@ -283,7 +400,7 @@ class ServiceEngine:
         if swept is None:
             raise InvalidParameterError(f"{mechanism} has no parameter to calibrate; measure its risk and utility "
                                         "with 'textveil evaluate'")
-        refusal = release_refusal(mechanism, self.trained)
+        refusal = self.refusal(mechanism)
         if refusal:
             raise InvalidParameterError(refusal)
         if swept.name in options:

@@ -158,9 +158,9 @@ async function drawCalibration(mechanism) {
   const figure = $("calibration");
   if (!mechanism.calibration) {
     figure.hidden = true;
-    $("calibration-note").textContent = mechanism.swept
+    $("calibration-note").textContent = mechanism.calibration_note || (mechanism.swept
       ? `No calibration curve for ${mechanism.name}: the service does not release with it. Measure risk and utility with 'textveil evaluate'.`
-      : "";
+      : "");
     return;
   }
   $("calibration-note").textContent = "";
@@ -396,8 +396,11 @@ function showDocument(index) {
   renderHighlighted($("original"), original, changedSpans(original, record.changed, "original", layout));
   renderHighlighted($("released"), record.text, changedSpans(record.text, record.changed, "released", layout));
   const guarantee = record.guarantee;
-  $("summary").textContent = `${record.changed.length} of ${guarantee.words_protected} ${guarantee.unit}s changed` +
-    (guarantee.epsilon === null ? "" : ` at epsilon ${formatNumber(guarantee.epsilon)} per ${guarantee.unit}`) +
+  const perUnit = guarantee.epsilon === null ? "" : ` at epsilon ${formatNumber(guarantee.epsilon)} per ${guarantee.unit}`;
+  // A mechanism that writes a new text (a language model's paraphrase) lists no token-by-token changes.
+  const rewritten = record.changed.length === 0 && record.text.trim() !== original.trim();
+  $("summary").textContent = rewritten ? `Rewritten as a new text${perUnit}.` :
+    `${record.changed.length} of ${guarantee.words_protected} ${guarantee.unit}s changed${perUnit}` +
     (record.words_unchanged_by_noise ? `; ${record.words_unchanged_by_noise} released as themselves` : "") + ".";
   $("guarantee").textContent = response.guarantees[index];
   $("guarantee").className = guarantee.kind === "none" ? "error" : "";

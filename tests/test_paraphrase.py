@@ -1,0 +1,287 @@
+"""The language-model mechanisms through their public API: ``paraphrase`` (epsilon-DP per output
+token, DP-Prompt) and ``restyle`` (no guarantee).
+
+The privacy claim is checked where it can be made tight: a toy language model whose logits are set
+by hand (:func:`textveil.models.toy_language_model.toy_language_model`) gives two inputs whose
+scores differ by the full width w on the token ``w0``, and the likelihood ratio of releasing
+``w0`` is estimated from sampled releases. Every statistical check is paired with a power check:
+the same check, run on a mechanism with a plausible bug, must fail.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import string
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy import stats
+
+from textveil.mechanisms.paraphrase import Paraphrase, Restyle, clipped_scores, relative_scores
+from textveil.mechanisms.sampling import exponential_mechanism_log_probabilities
+
+pytest.importorskip("torch", reason="the language-model mechanisms need torch")
+pytest.importorskip("transformers", reason="the language-model mechanisms need transformers")
+
+from textveil.models.toy_language_model import toy_language_model  # noqa: E402  (needs transformers)
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """torch on one thread in these tests: the toy's and the tiny model's matrices are too small to
+    share, and on a busy machine idle threads spinning for work make each step many times slower."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+ALPHA = 0.01  # confidence level of the likelihood-ratio bounds (both sides together)
+WORDS = [f"w{i}" for i in range(14)]
+
+
+@functools.cache
+def worst_case_toy():
+    """The tight case of the per-token bound: read ``alpha``, the model puts ``w0`` alone on top
+    (every other token 30 nats below); read ``beta``, it puts ``w0`` 30 nats below every other
+    token. With a relative score of width w < 30, u(w0) moves by the whole w between the two."""
+    vocabulary = toy_language_model([*WORDS, "alpha", "beta"]).tokenizer.get_vocab()
+    return toy_language_model([*WORDS, "alpha", "beta"],
+                              {"alpha": {token: -30.0 for token in vocabulary if token != "w0"},
+                               "beta": {"w0": -30.0}})
+
+
+class WithoutFactorTwo(Paraphrase):
+    """A plausible bug: the exponential mechanism without its factor 2 (exp(epsilon * u / w))."""
+
+    @property
+    def sensitivity(self) -> float:
+        return float(self.width) / 2
+
+
+class WithoutClip(Paraphrase):
+    """A plausible bug: the raw logits as scores, still claiming sensitivity w."""
+
+    def scores(self, logits: np.ndarray) -> np.ndarray:
+        return np.asarray(logits, dtype=np.float64)
+
+
+def _clopper_pearson(hits: int, trials: int, alpha: float) -> tuple[float, float]:
+    """One-sided Clopper-Pearson bounds: each holds with probability at least 1 - alpha."""
+    lower = stats.beta.ppf(alpha, hits, trials - hits + 1) if hits > 0 else 0.0
+    upper = stats.beta.ppf(1 - alpha, hits + 1, trials - hits) if hits < trials else 1.0
+    return float(lower), float(upper)
+
+
+def likelihood_ratio_lower_bound(mechanism: Paraphrase, n_alpha: int, n_beta: int) -> tuple[float, float]:
+    """Pr[w0 | alpha] / Pr[w0 | beta] estimated from one-token releases of the worst-case toy:
+    (a lower confidence bound at level 1 - ALPHA, the point estimate).
+
+    The bound is Clopper-Pearson's lower bound of Pr[w0 | alpha] over its upper bound of
+    Pr[w0 | beta], each one-sided at ALPHA / 2 (Bonferroni): a mechanism whose true ratio is at
+    most exp(epsilon) gives a bound above exp(epsilon) with probability below ALPHA."""
+    releases = mechanism.sanitize_many(["alpha"] * n_alpha + ["beta"] * n_beta)
+    assert {r.text for r in releases} <= {*WORDS, "alpha", "beta", "system", "user", "assistant", ""}
+    hits_alpha = sum(r.text == "w0" for r in releases[:n_alpha])
+    hits_beta = sum(r.text == "w0" for r in releases[n_alpha:])
+    low_alpha, _ = _clopper_pearson(hits_alpha, n_alpha, ALPHA / 2)
+    _, high_beta = _clopper_pearson(hits_beta, n_beta, ALPHA / 2)
+    estimate = (hits_alpha / n_alpha) / (hits_beta / n_beta) if hits_beta else math.inf
+    return low_alpha / high_beta, estimate
+
+
+EPSILON, WIDTH = 4.0, 10.0
+
+
+def _one_token(cls: type = Paraphrase, epsilon: float = EPSILON, **overrides) -> Paraphrase:
+    """A one-token paraphrase of the worst-case toy, all texts decoded in one batch."""
+    settings_ = dict(language_model=worst_case_toy(), max_new_tokens=1, width=WIDTH, seed=1, batch_size=1 << 16)
+    return cls(epsilon, **{**settings_, **overrides})
+
+
+def test_per_token_likelihood_ratio_is_within_exp_epsilon_and_close_to_tight():
+    # 20 candidates: the exact ratio is (1 + 19 e^2) / (1 + 19 e^-2) = exp(0.92 epsilon), and
+    # Pr[w0 | beta] is about 1/100, hence four times as many beta releases as alpha ones. The
+    # tightness margin (0.75) fails for fewer than 1 seed in 1000 (simulated).
+    lower, estimate = likelihood_ratio_lower_bound(_one_token(), n_alpha=3_200, n_beta=12_800)
+    assert lower <= math.exp(EPSILON), f"ratio {estimate:.1f} exceeds exp({EPSILON}) beyond sampling error"
+    assert lower > math.exp(0.75 * EPSILON), f"ratio {estimate:.1f} is far below the bound exp({EPSILON})"
+
+
+@pytest.mark.parametrize("broken", [WithoutFactorTwo, WithoutClip], ids=["without-factor-2", "without-clip"])
+def test_the_likelihood_ratio_check_catches_a_broken_mechanism(broken):
+    # their true ratios are exp(1.8 epsilon) and exp(2.9 epsilon): fewer releases show it
+    lower, estimate = likelihood_ratio_lower_bound(_one_token(broken), n_alpha=800, n_beta=2_400)
+    assert lower > math.exp(EPSILON), f"{broken.__name__}: ratio {estimate:.1f} was not caught"
+
+
+# -- the scores, exactly ----------------------------------------------------------------
+
+LOGITS = st.integers(2, 40).flatmap(lambda n: st.tuples(
+    *[arrays(np.float64, n, elements=st.floats(-1e4, 1e4, allow_nan=False, allow_infinity=False))] * 2))
+
+
+@settings(max_examples=150, deadline=None)
+@given(logits=LOGITS, width=st.floats(0.01, 100.0), high=st.floats(-100.0, 100.0))
+def test_both_scores_lie_in_an_interval_of_width_w_for_any_logits(logits, width, high):
+    for row in logits:
+        relative = relative_scores(row[None, :], width)
+        assert relative.shape == (1, row.size) and relative.max() == 0.0 and relative.min() >= -width
+        clipped = clipped_scores(row[None, :], high=high, width=width)
+        assert clipped.min() >= high - width - 1e-9 and clipped.max() <= high + 1e-9
+
+
+@settings(max_examples=150, deadline=None)
+@given(logits=LOGITS, epsilon=st.floats(0.01, 50.0), width=st.floats(0.1, 60.0), high=st.floats(-50.0, 50.0),
+       score=st.sampled_from(["relative", "clipped"]))
+def test_per_step_log_probabilities_of_any_two_inputs_differ_by_at_most_epsilon(logits, epsilon, width, high, score):
+    mechanism = _one_token(epsilon=epsilon, width=width, clip_high=high, score=score)
+    x, y = (exponential_mechanism_log_probabilities(mechanism.scores(row[None, :]), epsilon, mechanism.sensitivity)
+            for row in logits)
+    assert np.max(np.abs(x - y)) <= epsilon * (1 + 1e-9) + 1e-9
+
+
+def test_the_exact_check_catches_the_broken_scores():
+    """Power of the exact check: the worst case's own logits break it for both plausible bugs."""
+    x, y = np.array([[0.0, -30.0, -30.0]]), np.array([[-30.0, 0.0, 0.0]])
+    for broken in (WithoutFactorTwo, WithoutClip):
+        mechanism = _one_token(broken)
+        gap = np.max(np.abs(exponential_mechanism_log_probabilities(mechanism.scores(x), EPSILON, mechanism.sensitivity)
+                            - exponential_mechanism_log_probabilities(mechanism.scores(y), EPSILON,
+                                                                      mechanism.sensitivity)))
+        assert gap > EPSILON + 0.1, broken.__name__
+
+
+# -- the end token and the length -------------------------------------------------------
+
+
+def test_the_end_token_is_drawn_by_the_mechanism_and_the_length_is_capped():
+    """Every control token the template reads raises the end token's logit, every other logit
+    stays 0 (drawn tokens add nothing), so each step ends the reply with the same probability p,
+    given by the exponential mechanism over the first step's logits: the lengths follow a
+    geometric law cut at L."""
+    import torch
+
+    toy = toy_language_model(WORDS[:10], {"<|im_start|>": {"<|im_end|>": 1.5}})
+    limit, count = 5, 3_000
+    mechanism = Paraphrase(8.0, language_model=toy, max_new_tokens=limit, width=10.0, seed=4, batch_size=4096)
+    text = "w3 w4 w5"
+    with torch.inference_mode():
+        logits = toy.network(input_ids=torch.tensor([mechanism.prompt_ids(text)])).logits[0, -1].numpy()
+    excluded = set(toy.special_token_ids) - set(toy.end_token_ids)
+    candidates = [i for i in range(toy.vocabulary_size) if i not in excluded]
+    end = candidates.index(toy.end_token_ids[0])
+
+    def length_law(epsilon: float) -> np.ndarray:
+        """Pr[length = k], k = 0 .. L, when each step draws the end token with the mechanism's probability."""
+        log_p = exponential_mechanism_log_probabilities(mechanism.scores(logits[None, candidates]), epsilon,
+                                                        mechanism.sensitivity)
+        p_end = float(np.exp(log_p[0, end]))
+        return np.array([(1 - p_end) ** k * p_end for k in range(limit)] + [(1 - p_end) ** limit])
+
+    law = length_law(8.0)
+    assert 0.2 < law[0] < 0.5 and law[-1] > 0.05  # the setting makes empty and full-length replies common
+
+    lengths = np.array([len(r.text.split()) for r in mechanism.sanitize_many([text] * count)])
+    assert lengths.max() <= limit
+    observed = np.bincount(lengths, minlength=limit + 1)
+    assert (observed > 0).all()  # every length from 0 to L appears
+    assert stats.chisquare(observed, law * count).pvalue > 1e-3
+    # power: an end token drawn at a rate off by the factor 2 (epsilon doubled) is rejected
+    assert stats.chisquare(observed, length_law(16.0) * count).pvalue < 1e-3
+
+
+# -- seeds and batching -----------------------------------------------------------------
+
+TEXTS = ["The market rallied on Friday.", "Oil prices fell in London; the bank said so.", "",
+         "We knit a scarf with soft wool.", "The report is due next week."]
+
+
+def test_sanitize_records_equals_each_text_released_alone_with_its_seed(tiny_language_model):
+    mechanism = Paraphrase(30.0, language_model=tiny_language_model, max_new_tokens=4, seed=3)
+    seeds = [5, 6, 7, 5, 11]
+    records = [r.text for r in mechanism.sanitize_records(TEXTS, seeds)]
+    assert records == [mechanism.with_params(seed=s).sanitize(t).text for t, s in zip(TEXTS, seeds)]
+    assert records[2] == "" and sum(bool(r) for r in records) >= 3
+    assert records != [r.text for r in mechanism.sanitize_records(TEXTS, [s + 100 for s in seeds])]
+
+
+def test_releases_do_not_depend_on_batch_size(tiny_language_model):
+    texts = TEXTS * 2
+    releases = [[r.text for r in Paraphrase(30.0, language_model=tiny_language_model, max_new_tokens=4, seed=8,
+                                            batch_size=size).sanitize_many(texts)] for size in (1, 3, 64)]
+    assert releases[0] == releases[1] == releases[2]
+    assert len(set(releases[0])) > 3  # the texts got releases of their own
+
+
+# -- the Guarantee ----------------------------------------------------------------------
+
+
+def test_paraphrase_guarantee_states_the_bound_and_what_it_rests_on():
+    epsilon, limit, width = 2.5, 7, 12.5
+    toy = toy_language_model(WORDS)
+    mechanism = Paraphrase(epsilon, language_model=toy, max_new_tokens=limit, width=width, seed=1)
+    release, empty = mechanism.sanitize_many(["w1 w2 w3", "  "])
+    guarantee = release.guarantee
+    assert guarantee.kind == "dp" and guarantee.epsilon == epsilon and guarantee.unit == "token"
+    assert guarantee.document_epsilon == pytest.approx(epsilon * limit)
+    assert mechanism.spend_per_release() == (pytest.approx(epsilon * limit), "dp epsilon per document")
+    statement = guarantee.statement
+    assert f"{width:g}" in statement and "sensitivity" in statement  # the sensitivity w
+    assert re.search(rf"/\s*\(?2\s*\*?\s*(w|{re.escape(f'{width:g}')})\b", statement)  # exp(eps u / (2 w))
+    assert re.search(rf"\b{limit}\b", statement) and f"{epsilon * limit:g}" in statement  # L and eps * L
+    assert guarantee.assumptions and all(assumption in statement for assumption in guarantee.assumptions)
+    assert any("public" in a for a in guarantee.assumptions)
+    assert any(f"{width:g}" in a for a in guarantee.assumptions)  # w fixed before any private text
+    assert empty.text == "" and empty.guarantee.words_protected == 0 and empty.guarantee.kind == "dp"
+    assert Paraphrase(epsilon, language_model=toy, max_new_tokens=limit).sanitize("").guarantee.words_protected == 0
+
+
+def test_clipped_score_guarantee_names_its_interval():
+    toy = toy_language_model(WORDS)
+    guarantee = Paraphrase(4.0, language_model=toy, score="clipped", width=15.0, clip_high=22.0,
+                           max_new_tokens=3, seed=1).sanitize("w1").guarantee
+    assert re.search(r"\b7\b", guarantee.statement) and re.search(r"\b22\b", guarantee.statement)  # [b2 - w, b2]
+    assert any("22" in a for a in guarantee.assumptions)
+
+
+def test_restyle_claims_nothing_and_names_what_it_copies():
+    toy = toy_language_model(WORDS)
+    release, empty = Restyle(temperature=0.9, language_model=toy, max_new_tokens=4, seed=1).sanitize_many(
+        ["w1 w2", ""])
+    guarantee = release.guarantee
+    assert guarantee.kind == "none" and guarantee.epsilon is None and guarantee.document_epsilon is None
+    assert "NO formal privacy guarantee" in guarantee.statement
+    copied = " ".join(guarantee.unprotected)
+    assert "copies" in copied and "names" in copied and "numbers" in copied
+    assert "0.9" in guarantee.statement  # the temperature it sampled at
+    assert empty.text == "" and empty.guarantee.words_protected == 0
+
+
+# -- the bundled model ------------------------------------------------------------------
+
+
+def _readable(text: str) -> bool:
+    letters = sum(ch in string.ascii_letters + " " for ch in text)
+    return len(text.split()) >= 3 and letters >= 0.85 * len(text)
+
+
+@pytest.mark.slow
+def test_the_bundled_model_writes_readable_text():
+    from textveil.models.language_model import language_model_unavailable
+
+    reason = language_model_unavailable()
+    if reason is not None:
+        pytest.skip(f"the bundled language model is not available: {reason}")
+    source = "The market rallied on Friday and stocks rose."
+    paraphrase = Paraphrase(40.0, max_new_tokens=24, seed=7).sanitize(source)
+    assert _readable(paraphrase.text), paraphrase.text
+    assert paraphrase.guarantee.document_epsilon == pytest.approx(40.0 * 24)
+    restyled = Restyle(seed=1, max_new_tokens=16).sanitize(source)
+    assert _readable(restyled.text), restyled.text
