@@ -203,7 +203,7 @@ MECHANISMS.add(Entry(
                   "clip(logit, b2 - w, b2); both have sensitivity w", "relative", choices=("relative", "clipped")),
         Parameter("width", float, "w, the width of the score's range (its sensitivity), fixed on public text", 15.0,
                   minimum=0.0),
-        Parameter("clip_high", float, "b2, the top of the clipped score's range (score=clipped only)", 22.0),
+        Parameter("clip_high", float, "b2, the top of the clipped score's range (score=clipped only)", 24.0),
         *_LANGUAGE_MODEL,
         SEED,
     ),

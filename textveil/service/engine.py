@@ -327,7 +327,9 @@ class ServiceEngine:
             if source is None:
                 built = build_mechanism(name, options, embeddings, seed=None)
             else:  # the process's one copy of the model, never loaded again per (name, parameters)
-                built = build_mechanism(name, {**options, "model": source}, embeddings, seed=None,
+                # named as offered (a folder's name, never the server's path to it)
+                shown = next(n for n, s in self.offered_language_models().items() if s == source)
+                built = build_mechanism(name, {**options, "model": shown}, embeddings, seed=None,
                                         language_model=self.language_model(source))
         with self._mechanisms_lock:
             self._mechanisms[key] = built
