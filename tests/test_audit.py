@@ -490,7 +490,7 @@ def test_the_paraphrase_canary_is_nearly_tight_and_its_broken_variants_exceed_it
         assert type(canary) is cls and case.pair.kind == "canary" and (case.pair.first, case.pair.second) == (
             "alpha", "beta")
         assert (canary.epsilon, canary.max_new_tokens, canary.score, canary.width, canary.clip_high) == (
-            4.0, 1, score, 10.0, 22.0)
+            4.0, 1, score, 10.0, mechanism.clip_high)
         assert canary.model == "toy-canary" and mechanism.language_model is tiny_language_model
         assert case_claim(case).epsilon == pytest.approx(4.0)
         losses[cls] = _w0_log_probability(canary, "alpha") - _w0_log_probability(canary, "beta")

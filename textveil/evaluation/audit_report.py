@@ -44,7 +44,7 @@ def fewer_trials(report: dict[str, Any]) -> str:
 
     >>> fewer_trials({"trials": 500, "pairs": [{"kind": "canary", "trials": 500}, {"kind": "name", "trials": 50},
     ...     {"kind": "sentence", "trials": 50}]})
-    '; name, sentence: 50'
+    ', 50 for the name and sentence pairs'
     """
     fewer: dict[int, list[str]] = {}
     if report.get("guarantee") == "l-privacy":  # its pairs count tokens, not releases
@@ -52,7 +52,11 @@ def fewer_trials(report: dict[str, Any]) -> str:
     for pair in report["pairs"]:
         if pair["trials"] < report["trials"]:
             fewer.setdefault(pair["trials"], []).append(pair["kind"])
-    return "".join(f"; {', '.join(kinds)}: {count:,}" for count, kinds in sorted(fewer.items()))
+    clauses = []
+    for count, kinds in sorted(fewer.items()):
+        named = kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} and {kinds[-1]}"
+        clauses.append(f", {count:,} for the {named} pair{'s' if len(kinds) > 1 else ''}")
+    return "".join(clauses)
 
 
 def audit_markdown(report: dict[str, Any]) -> str:
