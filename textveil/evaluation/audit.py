@@ -181,34 +181,14 @@ def case_claim(case: AuditCase) -> Claim:
 
 
 def release_view(mechanism: Any, text: str) -> ReleaseView:
-    """``text`` as the mechanism's Guarantee sees it: the mechanism's own ``release_view``, or, for
-    a language-model rewriter (which has none), :func:`language_model_view`."""
+    """``text`` as the mechanism's Guarantee sees it: the mechanism's own ``release_view``."""
     own = getattr(mechanism, "release_view", None)
     if own is not None:
         return own(text)
-    from textveil.mechanisms.paraphrase import LanguageModelRewriter
-
-    if isinstance(mechanism, LanguageModelRewriter):
-        return language_model_view(mechanism, text)
     from textveil.errors import InputError
 
     raise InputError(f"{mechanism.name} does not say how its release sees an input (no release_view): its claims "
                      "cannot be audited pair by pair")
-
-
-def language_model_view(mechanism: Any, text: str) -> ReleaseView:
-    """A language-model rewriter's view of ``text``: what the model reads (the template holding the
-    input cut to its first ``max_input_tokens`` tokens, as token ids) goes through at most L =
-    ``max_new_tokens`` draws, and the release copies nothing; an empty input is released empty
-    without being read (named unprotected in the Guarantee), so it differs from any other in what
-    is copied and a pair holding one is not covered.
-
-    Two texts read alike (the same within the cut) must then have identical releases (claim 0),
-    any two others are within epsilon * L."""
-    if not text.strip():
-        return ReleaseView((), (), draws=0)
-    read = " ".join(str(token) for token in mechanism.prompt_ids(text))
-    return ReleaseView((read,), ("*",), draws=int(mechanism.max_new_tokens))
 
 
 def audit_pair(case: AuditCase, claim: Claim, trials: int, confidence: float, stream: np.random.SeedSequence,

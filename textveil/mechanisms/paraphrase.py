@@ -60,6 +60,7 @@ from textveil.mechanisms.base import Mechanism, ProgressCallback, Release
 from textveil.mechanisms.redaction import no_guarantee
 from textveil.mechanisms.sampling import make_rng, sample_exponential_mechanism_rows
 from textveil.models.device import check_device
+from textveil.privacy.claims import ReleaseView
 from textveil.privacy.guarantee import Guarantee
 
 SYSTEM_PROMPT = "You rewrite texts in plain, neutral English."
@@ -142,6 +143,16 @@ class LanguageModelRewriter(Mechanism):
         lm = self._lm()
         kept = lm.decode(lm.encode(text)[: self.max_input_tokens])
         return lm.chat_prompt(SYSTEM_PROMPT, f"{INSTRUCTION}\n\n{kept}")
+
+    def release_view(self, text: str) -> ReleaseView:
+        """``text`` as the Guarantee sees it: what the model reads (the template holding the input cut
+        to its first ``max_input_tokens`` tokens, as token ids) goes through at most L draws, and the
+        release copies nothing. An empty input is released empty without being read (named
+        unprotected), so a pair holding one is not covered; two texts read alike are released alike."""
+        if not text.strip():
+            return ReleaseView((), (), draws=0)
+        read = " ".join(str(token) for token in self.prompt_ids(text))
+        return ReleaseView((read,), ("*",), draws=int(self.max_new_tokens))
 
     def _candidates(self) -> np.ndarray:
         """The output vocabulary: every token but the control tokens that do not end a reply."""
