@@ -232,11 +232,14 @@ def _report(releases, engine, output: Optional[Path]) -> None:
                      "evaluate), not bounded", style="bold yellow", markup=False)
         stderr.print("released unprotected: " + "; ".join(first.unprotected), markup=False)
         return
-    stderr.print(
-        f"released {len(releases)} document(s){where}: {protected:,} {first.unit}s perturbed by {engine.name}{epsilon} "
-        f"({unchanged:,} released as themselves), {passed:,} passed through unchanged by policy, {dropped:,} dropped"
-        + (f" [{'; '.join(policies)}]" if policies else "")
-    )
+    if hasattr(engine, "max_new_tokens"):  # a rewriter: its tokens are drawn anew, none stands for an input token
+        stderr.print(f"released {len(releases)} document(s){where}: each rewritten by {engine.name}, every output "
+                     f"token drawn{epsilon} (at most {engine.max_new_tokens} per document)", markup=False)
+    else:
+        stderr.print(
+            f"released {len(releases)} document(s){where}: {protected:,} {first.unit}s perturbed by {engine.name}"
+            f"{epsilon} ({unchanged:,} released as themselves), {passed:,} passed through unchanged by policy, "
+            f"{dropped:,} dropped" + (f" [{'; '.join(policies)}]" if policies else ""))
     metric = f", metric: {first.metric}" if first.metric else ""
     per_unit = "" if first.epsilon is None else f", epsilon={first.epsilon:g} per {first.unit}"
     stderr.print(f"guarantee: {KINDS[first.kind]}{per_unit}, composing as {first.formula} over a document{metric}"

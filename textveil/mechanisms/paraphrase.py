@@ -291,7 +291,7 @@ class Paraphrase(LanguageModelRewriter):
             f"the language model ({self.model}) and the prompt template are public",
             "the model was not trained on the released texts (the score is a fixed function of the input)",
             f"w = {self.width:g}" + ("" if self.score == "relative" else f" and b2 = {self.clip_high:g}")
-            + " were fixed before any private text was seen",
+            + (" was" if self.score == "relative" else " were") + " fixed before any private text was seen",
         )
         tokens = drawn + (1 if ended else 0)
         statement = (

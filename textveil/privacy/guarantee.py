@@ -17,7 +17,7 @@ GUARANTEE_SCHEMA = "textveil.guarantee/3"
 
 KINDS: dict[str, str] = {
     "metric": "metric privacy (epsilon * d between inputs)",
-    "dp": "epsilon-differential privacy against any two inputs of as many units",
+    "dp": "epsilon-differential privacy against any two inputs (of as many units where the release keeps their number)",
     "l-privacy": "l-privacy against frequency analysis",
     "none": "no formal guarantee: measured risk only",
 }
