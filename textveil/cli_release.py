@@ -129,8 +129,12 @@ def _report(manifest: dict[str, Any], out: Path) -> None:
     totals, released, guarantee = manifest["totals"], manifest.get("released", {}), manifest["guarantee"]
     where = (f"released {totals['records']:,} records ({totals['words']:,} words) in {totals['shards']:,} "
              f"{manifest['output']['format']} shard(s) -> {out} (manifest: {out / 'manifest.json'})")
+    limit = manifest.get("parameters", {}).get("max_new_tokens")
     if guarantee.get("kind") == "none":  # nothing went through a privacy mechanism: no units to count
         stderr.print(f"{where} with {manifest['mechanism']}", markup=False, highlight=False)
+    elif limit is not None:  # a rewriter: its tokens are drawn anew, none stands for an input token
+        stderr.print(f"{where}: each record rewritten by {manifest['mechanism']}, every output token drawn by the "
+                     f"mechanism (at most {limit} per record)", markup=False, highlight=False)
     else:
         stderr.print(
             f"{where}: {released.get('protected', 0):,} {guarantee.get('unit', 'token')}s perturbed by "
