@@ -6,18 +6,23 @@
 # about 15,000 language-model releases per setting: days on 2 cores (about 1 text/s), so the
 # committed report uses a subset; on a machine with a GPU run it whole.
 #
-#   DATA=../shared/data OUT=/tmp/rep USERS=30 PER=25 KNOWN=20 benchmarks/paraphrase_blog_short.sh
+# The subset is a list of the corpus's records written to a scratch folder outside the repository
+# (WORK, a new temporary folder by default) and removed at the end; only the report is written to
+# REPORT.
+#
+#   DATA=../shared/data USERS=30 PER=25 KNOWN=20 benchmarks/paraphrase_blog_short.sh
 set -euo pipefail
 DATA=${DATA:-../shared/data}
-OUT=${OUT:-benchmarks/out/paraphrase}
+WORK=${WORK:-$(mktemp -d)}
+REPORT=${REPORT:-docs/results/paraphrase}
 USERS=${USERS:-30}
 PER=${PER:-25}
 KNOWN=${KNOWN:-20}
 PYTHON=${PYTHON:-.venv/bin/python}
 PARAPHRASE_GRID=${PARAPHRASE_GRID:-25,40}
 RESTYLE_GRID=${RESTYLE_GRID:-0.7}
-mkdir -p "$OUT"
-"$PYTHON" - "$DATA/blog_short/blog_short.jsonl" "$OUT/corpus.jsonl" "$USERS" "$PER" <<'PY'
+trap 'rm -f "$WORK/corpus.jsonl"' EXIT
+"$PYTHON" - "$DATA/blog_short/blog_short.jsonl" "$WORK/corpus.jsonl" "$USERS" "$PER" <<'PY'
 import collections, json, sys
 source, target, users, per = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 rows = [json.loads(line) for line in open(source, encoding="utf-8")]
@@ -31,11 +36,11 @@ with open(target, "w", encoding="utf-8") as out:
         for r in kept[user]:
             out.write(json.dumps(r) + "\n")
 PY
-COMMON=(--risk-corpus "$OUT/corpus.jsonl" --label-field user --known-per-label "$KNOWN" --collapse-per-label
+COMMON=(--risk-corpus "$WORK/corpus.jsonl" --label-field user --known-per-label "$KNOWN" --collapse-per-label
         --attacks char3-svm,word1-svm,typed-svm,ensemble,length --utility semantic-similarity,stylometric-l2 --seed 1)
-"$PYTHON" -m textveil.cli evaluate "${COMMON[@]}" -m emp --grid 10,15 --out "$OUT/emp"
-"$PYTHON" -m textveil.cli evaluate "${COMMON[@]}" -m paraphrase --grid "$PARAPHRASE_GRID" --out "$OUT/paraphrase"
-"$PYTHON" -m textveil.cli evaluate "${COMMON[@]}" -m restyle --grid "$RESTYLE_GRID" --out "$OUT/restyle"
-"$PYTHON" benchmarks/paraphrase_report.py --runs "$OUT/emp" "$OUT/paraphrase" "$OUT/restyle" \
-    --corpus "$OUT/corpus.jsonl" --out "$OUT/report" \
+"$PYTHON" -m textveil.cli evaluate "${COMMON[@]}" -m emp --grid 10,15 --out "$WORK/emp"
+"$PYTHON" -m textveil.cli evaluate "${COMMON[@]}" -m paraphrase --grid "$PARAPHRASE_GRID" --out "$WORK/paraphrase"
+"$PYTHON" -m textveil.cli evaluate "${COMMON[@]}" -m restyle --grid "$RESTYLE_GRID" --out "$WORK/restyle"
+"$PYTHON" benchmarks/paraphrase_report.py --runs "$WORK/emp" "$WORK/paraphrase" "$WORK/restyle" \
+    --out "$REPORT" \
     --command "DATA=$DATA USERS=$USERS PER=$PER KNOWN=$KNOWN benchmarks/paraphrase_blog_short.sh"

@@ -5,7 +5,7 @@ and seed (see ``benchmarks/paraphrase_blog_short.sh``), and writes ``report.md``
 ``results.json`` (the merged points), ``risk_similarity.png`` and sample releases::
 
     .venv/bin/python benchmarks/paraphrase_report.py --runs /tmp/rep/emp /tmp/rep/para /tmp/rep/restyle \
-        --corpus /tmp/rep/blog30.jsonl --out docs/results/paraphrase
+        --out docs/results/paraphrase
 
 The goal line (issue 26): a setting whose risk is at most emp's at epsilon 10 with MiniLM
 similarity at least 0.45.
@@ -79,8 +79,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=Path, nargs="+", required=True)
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--corpus", type=Path, help="the risk corpus, for sample releases")
-    parser.add_argument("--samples", type=int, default=3)
+    parser.add_argument("--samples", type=int, default=3,
+                        help="paragraphs of the bundled public sample released at every setting (0: none); the "
+                        "corpus's own texts are never copied into the report")
     parser.add_argument("--command", default="", help="the command that produced the runs, for the report")
     args = parser.parse_args()
 
@@ -116,26 +117,24 @@ def main() -> None:
             else "Not reached by any setting measured here."
         lines += [f"**Goal** (risk at most emp's at epsilon 10, {goal_risk:.3f} here, with MiniLM similarity at least "
                   f"{GOAL_SIMILARITY}): {verdict}", ""]
-    if args.corpus is not None and args.samples:
-        lines += sample_section(args.corpus, points, args.samples)
+    if args.samples:
+        lines += sample_section(points, args.samples)
     (args.out / "report.md").write_text("\n".join(lines) + "\n")
     (args.out / "results.json").write_text(json.dumps({"points": points, "goal_risk": goal_risk,
                                                        "goal_similarity": GOAL_SIMILARITY,
                                                        "reached": [(p["mechanism"], p["parameter"]) for p in reached],
-                                                       "runs": [str(r) for r in args.runs]}, indent=2) + "\n")
+                                                       "runs": [r.name for r in args.runs]}, indent=2) + "\n")
     print("\n".join(lines))
 
 
-def sample_section(corpus: Path, points: list[dict], count: int) -> list[str]:
-    """A few unknown texts and their release at every measured setting (seed 7)."""
+def sample_section(points: list[dict], count: int) -> list[str]:
+    """Paragraphs of the bundled public sample (examples/sample.txt) and their release at every
+    measured setting (seed 7): what each setting reads like, without copying a corpus text."""
     from textveil.mechanisms.registry import make_mechanism
 
-    texts = []
-    with corpus.open(encoding="utf-8") as stream:
-        for line in stream:
-            texts.append(json.loads(line)["text"])
-    texts = texts[-count:]
-    lines = ["## Sample releases (seed 7)", ""]
+    sample = Path(__file__).resolve().parents[1] / "examples" / "sample.txt"
+    texts = [p.strip() for p in sample.read_text(encoding="utf-8").split("\n\n") if p.strip()][:count]
+    lines = ["## Sample releases of the bundled public sample (examples/sample.txt, seed 7)", ""]
     made = {}
     for p in points:
         if p["mechanism"] == "original":

@@ -278,7 +278,7 @@ def test_the_bundled_model_writes_readable_text():
 
     reason = language_model_unavailable()
     if reason is not None:
-        pytest.skip(f"the bundled language model is not available: {reason}")
+        pytest.skip(f"{reason} (make test installs it)")
     source = "The market rallied on Friday and stocks rose."
     paraphrase = Paraphrase(40.0, max_new_tokens=24, seed=7).sanitize(source)
     assert _readable(paraphrase.text), paraphrase.text
