@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from textveil.embeddings.default_model import load_embeddings
     from textveil.evaluation import ExperimentPlan, load_evaluation_corpora, run_experiment, write_report
-    from textveil.evaluation.utility_tasks import UTILITY_TASKS
+    from textveil.evaluation.utility_tasks import default_utility_tasks
 
     machine = machine_info()
     say(f"machine: {machine['cpu']}, {machine['usable_cpus']} usable CPUs, {machine['ram_gib']} GiB, "
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     plan = ExperimentPlan(
         grid=[float(v) for v in args.grid.split(",")],
         attacks=[a for a in args.attacks.split(",") if a],
-        utility=[u for u in args.utility.split(",") if u] if args.utility else UTILITY_TASKS.names(),
+        utility=[u for u in args.utility.split(",") if u] if args.utility else default_utility_tasks(),
         seed=args.seed, mechanism_options={"decode": args.decode},
     )
     corpora = load_evaluation_corpora(

@@ -464,7 +464,7 @@ def evaluate(
     risk_unknown: Optional[Path] = typer.Option(None, help="Unknown risk texts, when --risk-corpus holds only the known ones."),
     utility_corpus: Optional[Path] = typer.Option(None, help="Labelled corpus for utility (topics); split 80/20."),
     attacks: str = typer.Option(",".join(DEFAULT_ATTACKS), help="Comma-separated attacks (see 'textveil attack --list')."),
-    utility: Optional[str] = typer.Option(None, help="Comma-separated utility tasks (default: all that apply)."),
+    utility: Optional[str] = typer.Option(None, help="Comma-separated utility tasks (default: all that apply but fluency, which loads a language model)."),
     seed: Optional[int] = typer.Option(None, help="Seed: reproducible releases, cached between runs."),
     repeats: int = typer.Option(1, help="Releases per parameter value; results are their mean ± standard deviation."),
     top_k: int = typer.Option(10, help="Top-k for identification curves."),
@@ -496,7 +496,7 @@ def evaluate(
     from textveil.embeddings.default_model import cache_root
     from textveil.evaluation import ExperimentPlan, load_evaluation_corpora, run_experiment, validate, write_report
     from textveil.evaluation.trainings import parse_trainings
-    from textveil.evaluation.utility_tasks import UTILITY_TASKS
+    from textveil.evaluation.utility_tasks import default_utility_tasks
     from textveil.mechanisms.registry import MECHANISMS
 
     mechanism = mechanism_of(mechanism, model)
@@ -514,7 +514,7 @@ def evaluate(
         options["vocab_size"] = vocab_size
     plan = ExperimentPlan(
         mechanism=mechanism, grid=values, attacks=[a.strip() for a in attacks.split(",") if a.strip()],
-        utility=[u.strip() for u in utility.split(",") if u.strip()] if utility else UTILITY_TASKS.names(),
+        utility=[u.strip() for u in utility.split(",") if u.strip()] if utility else default_utility_tasks(),
         seed=seed, repeats=repeats, top_k=top_k, collapse_per_label=collapse_per_label, embeddings=embeddings,
         mechanism_options=options, trainings=parse_trainings(trainings), model=None if model is None else str(model),
         attacker_model=None if attacker_model is None else str(attacker_model),
@@ -586,6 +586,7 @@ register_audit_commands(app)  # audit: the mechanisms' privacy claims checked fr
 from textveil.cli_service import register_service_commands; register_service_commands(app)  # serve: the local service and its web page
 register_budget_commands(app)  # budget: the privacy budget ledger's caps, totals and export
 from textveil.cli_release import register_release_commands; register_release_commands(app)  # release: a corpus of any size, sharded, resumable, on Dask
+from textveil.cli_compare import register_compare_commands; register_compare_commands(app)  # compare: mechanisms on one split, one frontier
 app.add_typer(pivot_app, name="pivot")
 attack_app.command("frequency")(attack_frequency)
 

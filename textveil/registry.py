@@ -136,6 +136,8 @@ class Entry:
     parameters: tuple[Parameter, ...] = ()
     needs_aligned_pairs: bool = True
     """For utility tasks: whether each released text must be the release of one original."""
+    in_default: bool = True
+    """For utility tasks: whether a sweep that names none runs it (a costly one runs when asked)."""
     grid: tuple[float, ...] = ()
     """For mechanisms: the values a sweep takes when the user gives none."""
 

@@ -15,6 +15,10 @@ _EXPORTS = {
     "validate": "textveil.evaluation.experiment",
     "load_evaluation_corpora": "textveil.evaluation.corpora",
     "write_report": "textveil.evaluation.report",
+    "ComparisonPlan": "textveil.evaluation.comparison",
+    "MechanismSpec": "textveil.evaluation.comparison",
+    "run_comparison": "textveil.evaluation.comparison",
+    "write_comparison_report": "textveil.evaluation.comparison_report",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from textveil.evaluation.report import _markdown_table
+from textveil.evaluation.report import markdown_table
 
 HEADER = ["pair", "setting", "claim", "audited lower bound", "confidence", "power", "event counts", "verdict"]
 
@@ -75,7 +75,7 @@ def audit_markdown(report: dict[str, Any]) -> str:
     elif report["pairs"] and report["guarantee"] != "l-privacy":
         lines += ["Power: with these trials no pair's chosen event was likely enough to show any violation.", ""]
     if report["pairs"]:
-        lines += [_markdown_table(HEADER, audit_rows(report)), ""]
+        lines += [markdown_table(HEADER, audit_rows(report)), ""]
     lines += [
         "*claim*: the largest privacy loss (log-likelihood ratio of any release) the Guarantee allows for the pair; "
         "*audited lower bound*: the loss the chosen event's counts prove, at the pair's confidence (the audit's, "

@@ -26,6 +26,7 @@ from textveil.attacks.base import evaluate_attack
 from textveil.attacks.registry import ATTACKS, DEFAULT_ATTACKS, make_attack
 from textveil.corpus.labelled import LabelledCorpus
 from textveil.errors import InvalidParameterError
+from textveil.evaluation.attack_cache import AttackCache, attack_key
 from textveil.evaluation.release_cache import ReleaseCache
 from textveil.evaluation.releasing import (
     build_mechanism,
@@ -77,6 +78,9 @@ class ExperimentPlan:
     # and settings, another seed): its releases of the known texts train the release-trained
     # attacks. Default: the release's own model, as if it were public (the attacker's best case).
     attacker_model: str | None = None
+    # The public language model the fluency task scores releases with: a .gguf file or a
+    # Hugging Face folder; None is the bundled one (the paraphrase mechanism's).
+    language_model: str | None = None
 
 
 @dataclass
@@ -252,18 +256,7 @@ def run_experiment(
     parameter = swept_parameter(plan)
     first = {parameter: float(plan.grid[0])} if parameter is not None else {}
     mechanism = build_mechanism(plan.mechanism, plan.mechanism_options, embeddings, model=plan.model, **first)
-    if plan.model is not None:
-        say(f"released with the model trained in {plan.model} (training data {mechanism.fingerprint()['training_data']})")
-    elif mechanism.fit_uses_labels:  # a model of each author: on the known texts and their authors
-        known = corpora.risk_known
-        say(f"fitting mechanism {plan.mechanism} on {len(known)} known texts of {len(known.label_set)} authors")
-        with ledger.timed("fit mechanism"):
-            mechanism.fit(known.texts, known.labels)
-    elif mechanism.learns:  # once per sweep, on clean training texts only: never on the released ones
-        training = _training_texts(corpora)
-        say(f"fitting mechanism {plan.mechanism} on {len(training)} training texts")
-        with ledger.timed("fit mechanism"):
-            mechanism.fit(training)
+    fit_for_sweep(mechanism, plan, corpora, ledger, say)
     sweep = _Sweep(plan, corpora, embeddings, mechanism, parameter, ReleaseCache(cache_folder), ledger, say)
     if plan.attacker_model is not None:
         sweep.attacker_mechanism = _attacker_mechanism(plan, mechanism, embeddings, first)
@@ -304,6 +297,26 @@ def run_experiment(
         "release_cache": {"hits": sweep.cache.hits, "misses": sweep.cache.misses,
                           "folder": str(cache_folder) if cache_folder else None},
     }
+
+
+
+def fit_for_sweep(mechanism: Mechanism, plan: ExperimentPlan, corpora: EvaluationCorpora, ledger: _Ledger,
+                  say: Callable[[str], None], stage: str = "fit mechanism") -> None:
+    """Fit a sweep's mechanism once, before any point: a trained model is released as trained;
+    a model of each author learns from the known texts and their authors; any other learning
+    mechanism from the clean texts no point releases."""
+    if plan.model is not None:
+        say(f"released with the model trained in {plan.model} (training data {mechanism.fingerprint()['training_data']})")
+    elif mechanism.fit_uses_labels:  # a model of each author: on the known texts and their authors
+        known = corpora.risk_known
+        say(f"fitting mechanism {plan.mechanism} on {len(known)} known texts of {len(known.label_set)} authors")
+        with ledger.timed(stage):
+            mechanism.fit(known.texts, known.labels)
+    elif mechanism.learns:  # once per sweep, on clean training texts only: never on the released ones
+        training = _training_texts(corpora)
+        say(f"fitting mechanism {plan.mechanism} on {len(training)} training texts")
+        with ledger.timed(stage):
+            mechanism.fit(training)
 
 
 def _attacker_mechanism(plan: ExperimentPlan, mechanism: Mechanism, embeddings: Any,
@@ -401,15 +414,25 @@ class _Sweep:
         self.runners: dict[str, UtilityRunner] = {}
         self.attacker_mechanism: Mechanism = mechanism
         """What releases the known texts for the release-trained attacks (by default the release's own)."""
+        self.attack_cache: AttackCache | None = None
+        """Where fitted attacks are kept between runs (a comparison's resume), if anywhere."""
 
     # -- set-up, once per sweep --------------------------------------------------------
 
     def fit_attack(self, name: str, known_texts: list[str], labels: list[str] | None = None) -> Any:
         """A fresh attack fitted on ``known_texts`` (clean or released) and their labels (by
         default the known labels; a released new corpus brings its own)."""
-        attack = make_attack(name, shared={"embeddings": self.embeddings, "random_state": self.plan.seed})
-        attack.fit(list(known_texts), list(labels if labels is not None else self.corpora.risk_known.labels))
-        return attack
+        labels = list(labels if labels is not None else self.corpora.risk_known.labels)
+
+        def fit() -> Any:
+            attack = make_attack(name, shared={"embeddings": self.embeddings, "random_state": self.plan.seed})
+            attack.fit(list(known_texts), labels)
+            return attack
+
+        if self.attack_cache is None:
+            return fit()
+        key = attack_key(name, known_texts, labels, self.plan.seed, self.embeddings.name)
+        return self.attack_cache.get_or_fit(key, fit)
 
     def fit_clean_attacks(self) -> None:
         # The unmodified point is measured with clean-trained attacks whatever the trainings:
@@ -422,24 +445,31 @@ class _Sweep:
             with self.ledger.timed(f"fit {name}", self.ledger.task_seconds):
                 self.clean_attacks[name] = self.fit_attack(name, known.texts)
 
-    def prepare_utility(self) -> None:
+    def prepare_utility(self, *, for_any_mechanism: bool = False) -> None:
+        """Prepare every utility task that applies; ``for_any_mechanism`` prepares the tasks
+        that compare each text with its own release too, whatever this sweep's mechanism (a
+        comparison shares them, and each mechanism drops what does not apply to it)."""
         for name in self.plan.utility:
-            runner = UTILITY_TASKS.make(name, embeddings=self.embeddings, seed=self.plan.seed,
+            runner = UTILITY_TASKS.make(name, shared={"language_model": self.plan.language_model},
+                                        embeddings=self.embeddings, seed=self.plan.seed,
                                         attributes=self.corpora.attributes)
-            if runner.needs_attributes and not self.corpora.attributes:
-                self.say(f"utility task {name} skipped: it needs each author's attribute (--attribute-field)")
-                continue
-            if runner.needs_topic_labels and not self.has_utility_corpus:
-                self.say(f"utility task {name} skipped: it needs a utility corpus with topic labels (--utility-corpus)")
-                continue
-            if self.mechanism.corpus_level and UTILITY_TASKS.entry(name).needs_aligned_pairs:
-                self.say(f"utility task {name} skipped: {self.plan.mechanism} releases a new corpus, and {name} "
-                         "compares each text with its own release")
+            reason = self.missing_labels(runner) or (
+                None if for_any_mechanism else not_applicable(name, self.plan.mechanism, self.mechanism.corpus_level))
+            if reason is not None:
+                self.say(f"utility task {name} skipped: {reason}")
                 continue
             self.say(f"preparing utility task {name}")
             with self.ledger.timed(f"prepare {name}", self.ledger.task_seconds):
                 runner.prepare(self.utility_train, self.utility_test)
             self.runners[name] = runner
+
+    def missing_labels(self, runner: UtilityRunner) -> str | None:
+        """Why a task cannot run on these corpora (the labels it needs are missing), or None."""
+        if runner.needs_attributes and not self.corpora.attributes:
+            return "it needs each author's attribute (--attribute-field)"
+        if runner.needs_topic_labels and not self.has_utility_corpus:
+            return "it needs a utility corpus with topic labels (--utility-corpus)"
+        return None
 
     # -- per point ---------------------------------------------------------------------
 
@@ -559,6 +589,20 @@ class _Sweep:
             ).to_dict()
         self.ledger.step(f"{stage}: {line_label(name, training)}")
         return result
+
+
+def not_applicable(task: str, name: str, corpus_level: bool) -> str | None:
+    """Why utility ``task`` does not apply to the releases of mechanism ``name``, or None: a
+    mechanism that releases a new corpus (``corpus_level``) has no text-by-text pairs to compare.
+
+    >>> not_applicable("semantic-similarity", "redact", False) is None
+    True
+    >>> not_applicable("semantic-similarity", "synth", True)
+    'synth releases a new corpus, and semantic-similarity compares each text with its own release'
+    """
+    if corpus_level and UTILITY_TASKS.entry(task).needs_aligned_pairs:
+        return f"{name} releases a new corpus, and {task} compares each text with its own release"
+    return None
 
 
 def _empty_stats(point: _Point) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""The report's figures: top-k identification curves (paper 004 Fig. 2) and risk-utility maps
-(paper 004 Fig. 4), rendered to PNG bytes with matplotlib's non-interactive backend."""
+"""The report's figures: top-k identification curves (paper 004 Fig. 2), risk-utility maps
+(paper 004 Fig. 4) and a comparison's frontier maps, rendered to PNG bytes with matplotlib's
+non-interactive backend."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+from matplotlib.lines import Line2D  # noqa: E402
 
+from textveil.evaluation.frontier import frontier_of, release_point  # noqa: E402
 from textveil.evaluation.trainings import (  # noqa: E402
     TRAINING_KEYS,
     best_attack,
@@ -151,4 +154,75 @@ def audit_claims(pairs: list[dict[str, Any]], title: str, unit: str = "privacy l
     unique = dict(zip(labels, handles))  # one legend entry per kind of mark
     if unique:
         axis.legend(unique.values(), unique.keys(), fontsize=7, loc="upper left")
+    return _png(figure)
+
+
+# A mechanism's marker in the frontier maps, the same in every panel; no star: the star is the unmodified text.
+MECHANISM_MARKERS = "osD^v<>phPX"
+FRONTIER_STYLE = {"color": "black", "alpha": 0.5, "linewidth": 1.6, "marker": "o", "markersize": 12, "fillstyle": "none"}
+
+
+def frontier_maps(results: dict[str, Any]) -> bytes:
+    """A comparison's releases (``textveil compare``), one panel per utility measure: x = utility,
+    y = risk (best top-1 over every attack and training), one marker shape per mechanism (the
+    same in every panel) with its releases joined in parameter order, the Pareto frontier as a
+    step line, the unmodified text as a star, and the length floor (dotted) and chance (dashed)
+    as labelled horizontal lines. A release a measure does not apply to is left out of its panel."""
+    measures = list(results["utility_measures"])
+    releases = results["releases"]
+    by_id = {release["id"]: release for release in releases}
+    frontier = frontier_of(results)
+    # a release names its mechanism by the plan's label ("emp [layout=keep]"): two layouts of one mechanism differ
+    mechanisms = list(dict.fromkeys([m.get("label") or m["name"] for m in results["plan"].get("mechanisms") or []]
+                                    + [release["mechanism"] for release in releases]))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    styles = {name: {"marker": MECHANISM_MARKERS[i % len(MECHANISM_MARKERS)], "color": colours[i % len(colours)]}
+              for i, name in enumerate(mechanisms)}
+    unmodified = results.get("unmodified") or {}
+    chance, floor = results.get("chance"), results.get("floor")
+    figure, axes, columns = _panel_grid(len(measures), 3, size=(4.8, 3.8))
+
+    for panel, measure in enumerate(measures):
+        axis = axes[panel // columns][panel % columns]
+        info = frontier[measure]
+        for name in mechanisms:
+            held = [(r, point) for r in in_parameter_order([r for r in releases if r["mechanism"] == name])
+                    if (point := release_point(r, measure)) is not None]
+            if not held:
+                continue
+            axis.plot([utility for _, (_, utility) in held], [risk for _, (risk, _) in held], linewidth=0.8,
+                      markersize=6, alpha=0.9, **styles[name])
+            for release, (risk, utility) in held:
+                if release.get("parameter") is not None:
+                    axis.annotate(f"{release['parameter']:g}", (utility, risk), fontsize=6, xytext=(3, 3),
+                                  textcoords="offset points")
+        pareto = [point for point in (release_point(by_id[i], measure) for i in info["pareto"]) if point is not None]
+        # in order of increasing risk; "steps-pre" rises first, then moves along: at a risk between
+        # two frontier releases the best utility to be had is still the safer one's; each frontier
+        # release ringed, so that a frontier of one release shows too
+        axis.plot([utility for _, utility in pareto], [risk for risk, _ in pareto], drawstyle="steps-pre",
+                  zorder=1, **FRONTIER_STYLE)
+        clean = unmodified.get("utility", {}).get(measure, {}).get("value")
+        if clean is not None and unmodified.get("risk"):
+            axis.plot([clean], [unmodified["risk"]["top1"]], marker="*", markersize=14, color="gold",
+                      markeredgecolor="black", linestyle="none", zorder=3)
+        # labelled at opposite ends: the floor and chance are often a point or two apart
+        for level, style, text, end in ((floor and floor.get("top1"), ":", "length floor", 0.99),
+                                        (chance, "--", "chance", 0.01)):
+            if level is not None:
+                axis.axhline(level, linestyle=style, color="grey", linewidth=1)
+                axis.text(end, level, f"{text} {level:.1%}", transform=axis.get_yaxis_transform(),
+                          ha="right" if end > 0.5 else "left", va="bottom", fontsize=7, color="dimgrey")
+        direction = "higher" if info["higher_is_better"] else "lower"
+        axis.set(title=measure, xlabel=f"{info['metric']} ({direction} is better)",
+                 ylabel="risk: top-1 identification (lower is better)")
+        axis.set_ylim(bottom=0)
+        axis.grid(alpha=0.3)
+    if measures:
+        # drawn by hand, so that a mechanism missing from the first panel still has its entry
+        handles = [Line2D([], [], linewidth=0.8, label=name, **styles[name]) for name in mechanisms]
+        handles += [Line2D([], [], marker="*", markersize=12, color="gold", markeredgecolor="black", linestyle="none",
+                           label="unmodified text"),
+                    Line2D([], [], label="Pareto frontier", **FRONTIER_STYLE)]
+        axes[0][0].legend(handles=handles, fontsize=7)
     return _png(figure)

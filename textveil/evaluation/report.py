@@ -140,13 +140,25 @@ def _trainings_line(results: dict[str, Any]) -> str:
             "mechanism, the two trainings are one clean-trained measurement)")
 
 
-def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table.
+
+    >>> print(markdown_table(["a", "b"], [["1", "2"]]))
+    | a | b |
+    |---|---|
+    | 1 | 2 |
+    """
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
 
 
-def _html_table(header: list[str], rows: list[list[str]]) -> str:
+def html_table(header: list[str], rows: list[list[str]]) -> str:
+    """An HTML table, every cell escaped.
+
+    >>> html_table(["a"], [["<b>"]])
+    '<table><thead><tr><th>a</th></tr></thead><tbody><tr><td>&lt;b&gt;</td></tr></tbody></table>'
+    """
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -213,7 +225,7 @@ def write_report(results: dict[str, Any], out_dir: str | Path, title: str = "tex
     ]
     markdown = [f"# {title}", "", *[f"- {line}" for line in _summary_lines(results)], ""]
     for heading, (header, rows) in tables:
-        markdown += [f"## {heading}", "", _markdown_table(header, rows), ""]
+        markdown += [f"## {heading}", "", markdown_table(header, rows), ""]
     markdown += ["## Top-k identification curves (paper 004, Fig. 2)", "", "![top-k curves](topk_curves.png)", "",
                  "## Risk-utility maps (paper 004, Fig. 4)", "", "![risk-utility maps](risk_utility.png)", ""]
     written["report.md"] = atomic_write_text(out / "report.md", "\n".join(markdown))
@@ -222,7 +234,7 @@ def write_report(results: dict[str, Any], out_dir: str | Path, title: str = "tex
              "th{background:#f3f3f3}img{max-width:100%}")
     body = [f"<h1>{html.escape(title)}</h1>", "<ul>" + "".join(f"<li>{html.escape(l)}</li>" for l in _summary_lines(results)) + "</ul>"]
     for heading, (header, rows) in tables:
-        body += [f"<h2>{html.escape(heading)}</h2>", _html_table(header, rows)]
+        body += [f"<h2>{html.escape(heading)}</h2>", html_table(header, rows)]
     for name, caption in (("topk_curves.png", "Top-k identification curves (paper 004, Fig. 2)"),
                           ("risk_utility.png", "Risk-utility maps (paper 004, Fig. 4)")):
         encoded = base64.b64encode(images[name]).decode("ascii")

@@ -254,6 +254,82 @@ class EarthMoversRunner(UtilityRunner):
         return mean_earth_movers_distance(self.test.texts, released, self.embeddings)
 
 
+class FluencyRunner(UtilityRunner):
+    """Fluency: the perplexity of the release under a public causal LM (by default SmolLM2-135M-
+    Instruct, the model ``paraphrase`` ships), as a ratio to the original texts' perplexity
+    (:mod:`textveil.utility.fluency`).
+
+    The same seeded sample of at most ``sample_size`` test texts is measured for the originals
+    (once, in ``prepare``) and for every release, so the ratio compares like with like and costs
+    the same whatever the corpus size. A corpus-level release (synthetic texts, not aligned) is
+    sampled the same way from its own texts. An identical release is 1.0 exactly, without running
+    the model. An empty release text has nothing to score: it is left out of the release's
+    perplexity and counted in ``"empty"`` (read the ratio beside it: a mechanism that empties
+    the texts it finds hard would otherwise look more fluent); a release whose sampled texts are
+    all empty cannot be measured and raises :class:`~textveil.errors.InvalidParameterError`.
+    """
+
+    metric = "perplexity ratio, release / original (lower is more fluent; 1 = as fluent)"
+    higher_is_better = False
+
+    def __init__(self, embeddings: Any = None, seed: int | None = None, attributes: dict[str, str] | None = None,
+                 language_model: str | None = None, sample_size: int = 96, max_tokens: int = 64) -> None:
+        from textveil.utility.fluency import check_count
+
+        super().__init__(embeddings, seed, attributes)
+        self.language_model = language_model  # None: the bundled model; else a .gguf file or a model folder
+        self.sample_size = check_count("fluency's sample_size", sample_size)
+        self.max_tokens = check_count("fluency's max_tokens", max_tokens)
+        self.last: dict[str, Any] = {}
+
+    def prepare(self, train: LabelledCorpus, test: LabelledCorpus) -> None:
+        from textveil.models.language_model import BUNDLED_MODEL, load_language_model
+        from textveil.utility.fluency import perplexity, sample_indices
+
+        super().prepare(train, test)
+        self.indices = sample_indices(len(test.texts), self.sample_size, self.seed)
+        self.model = load_language_model(self.language_model or BUNDLED_MODEL)
+        self.originals = [test.texts[i] for i in self.indices]
+        self.original = perplexity(self.model, self.originals, self.max_tokens)
+
+    def measure(self, released: list[str], labels: list[str] | None = None) -> dict[str, Any]:
+        self.last = {}  # filled by _ratio: the perplexities behind this release's value
+        measured = super().measure(released, labels)
+        return {**measured, **self.last}
+
+    def value(self, released: list[str]) -> float:
+        from textveil.errors import InvalidParameterError
+
+        assert self.test is not None
+        if len(released) != len(self.test.texts):
+            raise InvalidParameterError(f"fluency: the release holds {len(released)} texts for "
+                                        f"{len(self.test.texts)} test texts; an aligned release has one per text")
+        return self._ratio([released[i] for i in self.indices], aligned=True)
+
+    def value_unaligned(self, released: list[str], labels: list[str]) -> float:
+        from textveil.errors import InvalidParameterError
+        from textveil.utility.fluency import sample_indices
+
+        if not released:
+            raise InvalidParameterError("fluency: the release holds no text; there is nothing to measure")
+        return self._ratio([released[i] for i in sample_indices(len(released), self.sample_size, self.seed)],
+                           aligned=False)
+
+    def _ratio(self, texts: list[str], aligned: bool) -> float:
+        from textveil.errors import InvalidParameterError
+        from textveil.utility.fluency import is_empty, perplexity
+
+        empty = sum(is_empty(text) for text in texts)
+        if empty == len(texts):
+            raise InvalidParameterError("fluency: every sampled release text is empty; there is nothing to measure")
+        # Unchanged texts give the originals' perplexity: skip the model, and report 1 exactly.
+        release = self.original if aligned and texts == self.originals else perplexity(
+            self.model, texts, self.max_tokens)
+        self.last = {"release_perplexity": release.perplexity, "original_perplexity": self.original.perplexity,
+                     "texts": release.texts, "empty": empty}
+        return 1.0 if release is self.original else release.perplexity / self.original.perplexity
+
+
 UTILITY_TASKS = Registry("utility task", "run 'textveil evaluate --help' for the valid names")
 """Every utility task the harness runs: the one list (faces list it, the sweep makes runners from it)."""
 for _name, _runner, _aligned, _description in (
@@ -282,5 +358,16 @@ for _name, _runner, _aligned, _description in (
      "share of released texts holding a word 8-gram of a known (training) text: verbatim copying (lower is better)"),
     ("earth-movers", "EarthMoversRunner", True,
      "mean Earth Mover's distance between content-word vector bags, original vs release (paper 001; lower keeps more)"),
+    ("fluency", "FluencyRunner", False,
+     "perplexity of the release under a public causal LM (SmolLM2-135M-Instruct by default), as a ratio to the "
+     "originals' (lower is more fluent; 1 = as fluent; run when named: it loads a language model, ~100 tokens/s "
+     "on 2 cores)"),
 ):
-    UTILITY_TASKS.add(Entry(_name, f"{__name__}:{_runner}", _description, needs_aligned_pairs=_aligned))
+    UTILITY_TASKS.add(Entry(_name, f"{__name__}:{_runner}", _description, needs_aligned_pairs=_aligned,
+                            in_default=_name != "fluency"))
+
+
+def default_utility_tasks() -> list[str]:
+    """The tasks a sweep runs when none are named: all but the costly ones (fluency loads a
+    language model and scores at about 100 tokens/s on 2 cores; name it to run it)."""
+    return [entry.name for entry in UTILITY_TASKS.entries() if entry.in_default]

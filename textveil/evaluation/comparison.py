@@ -1,0 +1,460 @@
+"""Compare release mechanisms on one split: the same attacks, the same utility measures, one map.
+
+A data steward's question is which mechanism, at which setting, gives readers the most while
+the writers stay hidden. :func:`run_comparison` answers it on one labelled corpus: every
+mechanism of the plan, at every setting of its grid, releases the same unknown texts (and, for
+the release-trained attacks, the same known texts, with another seed); every release is
+attacked by the same attacks under both trainings (the risk is the best of them) and measured
+by the same utility tasks. Each (mechanism, setting) is one point of
+:mod:`textveil.evaluation.frontier`'s risk-utility frontier.
+
+Work is shared and kept:
+
+- the clean-trained attacks are fitted once for every mechanism, and the utility tasks
+  prepared once (the originals encoded once, their perplexity computed once);
+- releases go to the release cache (:mod:`textveil.evaluation.release_cache`), fitted attacks
+  to the attack cache (:mod:`textveil.evaluation.attack_cache`), and every finished point to
+  a point file: run the same comparison again after an interruption and it measures only the
+  points it had not finished (nothing is released or fitted again);
+- a mechanism whose points are all finished is not even built or fitted.
+
+A point's file is keyed by what it depends on: the corpora, the mechanism and its settings
+(a trained model by its manifest's digest), the seed, the attacks, trainings and utility
+tasks, and the textveil version. A secret option is keyed by its digest only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from textveil.corpus.writing import atomic_write_text
+from textveil.errors import InputError, InvalidParameterError
+from textveil.evaluation.attack_cache import AttackCache
+from textveil.evaluation.experiment import (
+    UNMODIFIED,
+    EvaluationCorpora,
+    ExperimentPlan,
+    _describe,
+    _Ledger,
+    _machine,
+    _Point,
+    _Sweep,
+    _version,
+    fit_for_sweep,
+    not_applicable,
+    swept_parameter,
+    validate,
+)
+from textveil.evaluation.release_cache import ReleaseCache
+from textveil.evaluation.releasing import build_mechanism
+from textveil.evaluation.trainings import TRAININGS
+from textveil.evaluation.utility_tasks import UTILITY_TASKS
+from textveil.mechanisms.registry import MECHANISMS
+from textveil.privacy.secrets import Secret
+
+# The attacks every release meets unless told otherwise: linear SVMs on character 3-grams and
+# on word unigrams, the two feature sets the authorship literature finds strongest for short
+# texts (and the best single attacks in textveil's earlier reports), and the length attack, the
+# floor of any release that keeps each text's length. Both SVMs fit in about a minute on 10,000
+# posts on 2 cores; the ensemble is stronger by a point or two and ten times slower.
+DEFAULT_COMPARE_ATTACKS = ("char3-svm", "word1-svm", "length")
+# Meaning, fluency and the tasks a corpus has labels for; a task whose labels the corpora lack
+# (attribute-f1 without --attribute-field, topic-fasttext without --utility-corpus) is skipped
+# with a note.
+DEFAULT_COMPARE_UTILITY = ("semantic-similarity", "fluency", "sentiment-cosine", "attribute-f1", "topic-fasttext")
+# "At a risk of at most r, the most useful release is ...": the r the report answers for.
+DEFAULT_THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.5)
+
+
+@dataclass
+class MechanismSpec:
+    """One mechanism of a comparison: its grid of the swept parameter (empty for a mechanism
+    without one), its other options, and a trained mechanism's folder or a language model."""
+
+    name: str
+    grid: list[float] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+    model: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The mechanism's name with the options that set it apart (two emp layouts differ).
+
+        >>> MechanismSpec("emp", [10.0], {"layout": "keep"}).label
+        'emp [layout=keep]'
+        """
+        shown = ", ".join(f"{k}={_shown(v)}" for k, v in sorted(self.options.items()))
+        return f"{self.name} [{shown}]" if shown else self.name
+
+
+def parse_mechanism_spec(text: str) -> MechanismSpec:
+    """``NAME``, ``NAME:V1,V2,...`` or either with ``@MODEL`` (a trained mechanism's folder or a
+    language model), as ``textveil compare --mechanism`` takes it; the grid values are checked
+    by the mechanism's own parameter.
+
+    >>> parse_mechanism_spec("emp:10,15")
+    MechanismSpec(name='emp', grid=[10.0, 15.0], options={}, model=None)
+    >>> parse_mechanism_spec("redact").grid
+    []
+    >>> parse_mechanism_spec("emp").grid
+    [10.0, 15.0, 20.0, 25.0, 30.0]
+    >>> parse_mechanism_spec("erae:10,20@models/erae").model
+    'models/erae'
+    >>> parse_mechanism_spec("redact:5")
+    Traceback (most recent call last):
+    ...
+    textveil.errors.InvalidParameterError: --mechanism 'redact:5': redact has no parameter to sweep; give its name alone
+    """
+    body, _, model = text.strip().partition("@")
+    name, separator, values = body.partition(":")
+    name = name.strip()
+    entry = MECHANISMS.entry(name)  # an unknown name fails, naming where the valid ones are listed
+    swept = entry.swept
+    if not separator:
+        grid = list(entry.grid) if swept is not None else []
+    elif swept is None:
+        raise InvalidParameterError(f"--mechanism '{text}': {name} has no parameter to sweep; give its name alone")
+    else:
+        items = [v.strip() for v in values.split(",") if v.strip()]
+        if not items:
+            raise InvalidParameterError(f"--mechanism '{text}' gives no {swept.name}; e.g. {name}:10,20")
+        grid = []
+        for item in items:
+            try:
+                grid.append(float(swept.parse(item)))
+            except InvalidParameterError as error:
+                raise InvalidParameterError(f"--mechanism '{text}': {swept.name} '{item}': {error}") from None
+    if separator and swept is not None and len(set(grid)) < len(grid):
+        raise InvalidParameterError(f"--mechanism '{text}' names a {swept.name} twice")
+    return MechanismSpec(name, grid, {}, model.strip() or None)
+
+
+@dataclass
+class ComparisonPlan:
+    """What to compare and how: the mechanisms, and the attacks and utility tasks every release meets."""
+
+    mechanisms: list[MechanismSpec]
+    attacks: list[str] = field(default_factory=lambda: list(DEFAULT_COMPARE_ATTACKS))
+    utility: list[str] = field(default_factory=lambda: list(DEFAULT_COMPARE_UTILITY))
+    trainings: list[str] = field(default_factory=lambda: list(TRAININGS))
+    seed: int | None = None
+    top_k: int = 10
+    collapse_per_label: bool = False
+    embeddings: str = "default"
+    language_model: str | None = None
+    thresholds: list[float] = field(default_factory=lambda: list(DEFAULT_THRESHOLDS))
+
+    def sweep_plan(self, spec: MechanismSpec) -> ExperimentPlan:
+        """The sweep of one mechanism, with the comparison's shared settings."""
+        return ExperimentPlan(
+            mechanism=spec.name, grid=list(spec.grid), attacks=list(self.attacks), utility=list(self.utility),
+            seed=self.seed, top_k=self.top_k, collapse_per_label=self.collapse_per_label,
+            include_unmodified=False, embeddings=self.embeddings, mechanism_options=dict(spec.options),
+            trainings=list(self.trainings), model=spec.model, language_model=self.language_model)
+
+
+def validate_comparison(plan: ComparisonPlan, corpora: EvaluationCorpora) -> None:
+    """Every check that can fail, before any work: each mechanism's sweep, the thresholds, and
+    no two mechanisms of the same name and options (their releases would be one and the same)."""
+    if not plan.mechanisms:
+        raise InvalidParameterError("no mechanism to compare; give at least one --mechanism, e.g. --mechanism emp:10,15")
+    labels = [spec.label for spec in plan.mechanisms]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise InvalidParameterError(f"--mechanism {twice[0]} is given twice; give each mechanism once with all "
+                                    "its values, e.g. emp:10,15,20")
+    for spec in plan.mechanisms:
+        validate(plan.sweep_plan(spec), corpora)
+    for threshold in plan.thresholds:
+        if not 0.0 < threshold <= 1.0:
+            raise InvalidParameterError(f"risk threshold {threshold!r} is not in (0, 1]; give shares such as 0.1,0.2")
+
+
+def _shown(value: Any) -> Any:
+    """An option as results and keys show it: a secret as its digest only."""
+    return str(value) if isinstance(value, Secret) else value
+
+
+def _model_digest(model: str | None) -> str | None:
+    """What a trained model or language model is keyed by: its manifest's digest, or the file's
+    path, size and modification time (a model file is large; hashing it would cost more than
+    the key is worth)."""
+    if model is None:
+        return None
+    source = Path(model)
+    manifest = source / "manifest.json"
+    if manifest.is_file():
+        return hashlib.sha256(manifest.read_bytes()).hexdigest()[:24]
+    stat = source.stat() if source.exists() else None
+    return f"{source.resolve()}:{stat.st_size}:{int(stat.st_mtime)}" if stat else str(source)
+
+
+def point_key(plan: ComparisonPlan, corpora: EvaluationCorpora, spec: MechanismSpec | None,
+              value: float | None) -> str:
+    """The digest a finished point is stored under: everything its measurement depends on."""
+    payload = {
+        "textveil": _version(), "seed": plan.seed, "attacks": plan.attacks, "utility": plan.utility,
+        "trainings": plan.trainings, "top_k": plan.top_k, "collapse": plan.collapse_per_label,
+        "embeddings": plan.embeddings, "language_model": _model_digest(plan.language_model),
+        "corpora": [c.content_hash() if c is not None else None for c in (
+            corpora.risk_known, corpora.risk_unknown, corpora.utility_train, corpora.utility_test)],
+        "attributes": sorted((corpora.attributes or {}).items()),
+        "mechanism": None if spec is None else {
+            "name": spec.name, "options": {k: _shown(v) for k, v in sorted(spec.options.items())},
+            "model": _model_digest(spec.model), "value": value},
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:24]
+
+
+class _PointStore:
+    """Finished points, one JSON file each; none without a folder or a seed (an unseeded
+    comparison is meant to be drawn afresh)."""
+
+    def __init__(self, folder: Path | None, seeded: bool) -> None:
+        self.folder = folder if seeded else None
+        self.read_back = 0
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        if self.folder is None:
+            return None
+        path = self.folder / f"{key}.json"
+        try:
+            point = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        self.read_back += 1
+        return point
+
+    def put(self, key: str, point: dict[str, Any]) -> None:
+        if self.folder is not None:
+            atomic_write_text(self.folder / f"{key}.json", json.dumps(point, ensure_ascii=False))
+
+
+@dataclass
+class _Planned:
+    """One point of the comparison before it is measured: its mechanism, value and key."""
+
+    spec: MechanismSpec | None
+    point: _Point
+    key: str
+    corpus_level: bool = False
+
+
+def run_comparison(
+    corpora: EvaluationCorpora,
+    plan: ComparisonPlan,
+    *,
+    state_folder: Path | None = None,
+    release_cache_folder: Path | None = None,
+    log: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Release, attack and measure every (mechanism, setting) of ``plan`` on one split.
+
+    ``state_folder`` keeps fitted attacks and finished points (a second run resumes from them);
+    ``release_cache_folder`` keeps releases (shared with ``textveil evaluate``). Both are used
+    only when the plan is seeded. Returns the results as plain data (the shape
+    :mod:`textveil.evaluation.comparison_report` writes), the frontier included.
+    """
+    from textveil.evaluation.frontier import frontiers
+
+    validate_comparison(plan, corpora)
+    say = log or (lambda message: None)
+    ledger = _Ledger(progress)
+    started = time.perf_counter()
+    seeded = plan.seed is not None
+    store = _PointStore(state_folder / "points" if state_folder else None, seeded)
+    cache = ReleaseCache(release_cache_folder if seeded else None)
+    attack_cache = AttackCache(state_folder / "attacks") if (state_folder and seeded) else None
+
+    planned = [_Planned(None, _Point(UNMODIFIED, None, released=False), point_key(plan, corpora, None, None))]
+    for spec in plan.mechanisms:
+        corpus_level = bool(MECHANISMS.entry(spec.name).load().corpus_level)
+        points = [_Point(f"{v:g}", float(v)) for v in spec.grid] or [_Point(spec.name, None)]
+        planned += [_Planned(spec, p, point_key(plan, corpora, spec, p.value), corpus_level) for p in points]
+    finished = {item.key: point for item in planned if (point := store.get(item.key)) is not None}
+    if finished:
+        say(f"resuming: {len(finished)} of {len(planned)} points already measured")
+
+    shared: _Sweep | None = None
+    embeddings: Any = None
+
+    def shared_sweep() -> _Sweep:
+        """The clean-trained attacks and prepared utility tasks every mechanism shares: made
+        when the first unfinished point needs them, never when every point is finished."""
+        nonlocal shared, embeddings
+        if shared is None:
+            from textveil.embeddings.default_model import load_embeddings
+
+            with ledger.timed("load embeddings"):
+                embeddings = load_embeddings(plan.embeddings, None, log=say)
+            first = plan.mechanisms[0]
+            sweep_plan = plan.sweep_plan(first)
+            sweep_plan.include_unmodified = True
+            shared = _Sweep(sweep_plan, corpora, embeddings, _NoMechanism(), None, cache, ledger, say)
+            shared.attack_cache = attack_cache
+            with ledger.timed("fit attacks"):
+                shared.fit_clean_attacks()
+            with ledger.timed("prepare utility tasks"):
+                shared.prepare_utility(for_any_mechanism=True)
+            ledger.total = sum(_steps(shared, item) for item in planned if item.key not in finished)
+        return shared
+
+    measured: dict[str, dict[str, Any]] = {}
+    read_back: set[str] = set()
+    # the unmodified text first: the report's reference row and the length floor
+    for spec, items in _by_mechanism(planned):
+        todo = [item for item in items if item.key not in finished]
+        for item in items:
+            if item.key in finished:
+                measured[item.key] = finished[item.key]
+                read_back.add(item.key)
+        if not todo:
+            continue
+        base = shared_sweep()
+        sweep = base if spec is None else _mechanism_sweep(base, plan, spec, corpora, embeddings, cache, ledger,
+                                                           say, attack_cache)
+        for item in todo:
+            clock = time.perf_counter()
+            point = sweep.measure_point(item.point)
+            point["measure_seconds"] = round(time.perf_counter() - clock, 3)
+            store.put(item.key, point)
+            measured[item.key] = point
+
+    results = _assemble(plan, corpora, planned, measured, read_back, shared)
+    ledger.timings["total"] = round(time.perf_counter() - started, 3)
+    results["timings"] = ledger.timings
+    results["task_seconds"] = ledger.task_seconds
+    results["release_cache"] = {"hits": cache.hits, "misses": cache.misses}
+    results["resume"] = {"points_read_back": len(read_back), "releases_read_back": cache.hits,
+                         "attacks_read_back": attack_cache.hits if attack_cache else 0}
+    results["frontier"] = frontiers(results)
+    return results
+
+
+class _NoMechanism:
+    """Stands for a mechanism in the shared sweep, which releases nothing itself: its one point
+    is the unmodified text."""
+
+    corpus_level = False
+
+
+def _by_mechanism(planned: list[_Planned]) -> list[tuple[MechanismSpec | None, list[_Planned]]]:
+    """The planned points grouped by mechanism, in plan order (the unmodified text first)."""
+    groups: list[tuple[MechanismSpec | None, list[_Planned]]] = []
+    for item in planned:
+        if groups and groups[-1][0] is item.spec:
+            groups[-1][1].append(item)
+        else:
+            groups.append((item.spec, [item]))
+    return groups
+
+
+def _steps(shared: _Sweep, item: _Planned) -> int:
+    """Progress steps of one point: its releases, attacks and the utility tasks that apply."""
+    tasks = [name for name in shared.runners if not item.corpus_level or not UTILITY_TASKS.entry(name).needs_aligned_pairs]
+    trainings = list(shared.plan.trainings) if item.point.released else ["clean"]
+    return 1 + len(shared.plan.attacks) * len(trainings) + ("release" in trainings) + len(tasks)
+
+
+def _mechanism_sweep(base: _Sweep, plan: ComparisonPlan, spec: MechanismSpec, corpora: EvaluationCorpora,
+                     embeddings: Any, cache: ReleaseCache, ledger: _Ledger, say: Callable[[str], None],
+                     attack_cache: AttackCache | None) -> _Sweep:
+    """One mechanism's sweep, built (and fitted, if it learns) and given the shared clean-trained
+    attacks and the utility tasks that apply to it."""
+    sweep_plan = plan.sweep_plan(spec)
+    parameter = swept_parameter(sweep_plan)
+    first = {parameter: float(spec.grid[0])} if parameter is not None else {}
+    with ledger.timed(f"build {spec.label}"):
+        mechanism = build_mechanism(spec.name, spec.options, embeddings, model=spec.model, **first)
+    fit_for_sweep(mechanism, sweep_plan, corpora, ledger, say, stage=f"fit {spec.label}")
+    sweep = _Sweep(sweep_plan, corpora, embeddings, mechanism, parameter, cache, ledger, say)
+    sweep.attack_cache = attack_cache
+    sweep.clean_attacks = base.clean_attacks
+    sweep.runners = {name: runner for name, runner in base.runners.items()
+                     if not_applicable(name, spec.name, mechanism.corpus_level) is None}
+    return sweep
+
+
+def _release_entry(spec: MechanismSpec, item: _Planned, point: dict[str, Any], read_back: bool,
+                   prepared: list[str]) -> dict[str, Any]:
+    """One release of the comparison as results hold it (see the report module for the shape)."""
+    entry = MECHANISMS.entry(spec.name)
+    parameter = entry.swept.name if entry.swept is not None else None
+    value = item.point.value
+    setting = f"{parameter} {value:g}" if (parameter and value is not None) else "default"
+    skipped = {name: reason for name in prepared
+               if (reason := not_applicable(name, spec.name, item.corpus_level)) is not None}
+    return {
+        "id": f"{spec.label} {setting}" if value is not None else spec.label,
+        "mechanism": spec.label, "name": spec.name, "guarantee": entry.guarantee,
+        "corpus_level": item.corpus_level, "parameter_name": parameter if value is not None else None,
+        "parameter": value, "setting": setting, "options": {k: _shown(v) for k, v in spec.options.items()},
+        "model": Path(spec.model).name if spec.model else None,
+        "risk": point["risk"], "utility": point["utility"], "not_applicable": skipped,
+        "seconds": point.get("measure_seconds"), "read_back": read_back, "point": point,
+    }
+
+
+def _assemble(plan: ComparisonPlan, corpora: EvaluationCorpora, planned: list[_Planned],
+              measured: dict[str, dict[str, Any]], read_back: set[str], shared: _Sweep | None) -> dict[str, Any]:
+    """The comparison's results from its measured points."""
+    unmodified = measured[planned[0].key]
+    measures: dict[str, dict[str, Any]] = {}
+    for name, result in unmodified["utility"].items():
+        measures[name] = {"metric": result.get("metric", name), "higher_is_better": result.get("higher_is_better", True),
+                          "aligned_only": bool(UTILITY_TASKS.entry(name).needs_aligned_pairs),
+                          "description": UTILITY_TASKS.entry(name).description}
+    prepared = list(measures)
+    releases = [_release_entry(item.spec, item, measured[item.key], item.key in read_back, prepared)
+                for item in planned[1:] if item.spec is not None]
+    length = unmodified.get("attacks", {}).get("length")
+    n_labels = len(corpora.risk_known.label_set)
+    return {
+        "kind": "comparison",
+        "textveil_version": _version(),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": _machine(),
+        "plan": {
+            "attacks": plan.attacks, "utility": plan.utility, "trainings": plan.trainings, "seed": plan.seed,
+            "top_k": plan.top_k, "collapse_per_label": plan.collapse_per_label, "embeddings": plan.embeddings,
+            "language_model": Path(plan.language_model).name if plan.language_model else None,
+            "thresholds": plan.thresholds,
+            "mechanisms": [{"name": s.name, "label": s.label, "grid": s.grid,
+                            "options": {k: _shown(v) for k, v in s.options.items()},
+                            "model": Path(s.model).name if s.model else None} for s in plan.mechanisms],
+        },
+        "corpora": {role: _describe(corpus) for role, corpus in (
+            ("risk_known", corpora.risk_known), ("risk_unknown", corpora.risk_unknown),
+            ("utility_train", corpora.utility_train), ("utility_test", corpora.utility_test)) if corpus is not None},
+        "chance": 1.0 / n_labels,
+        "floor": {"attack": "length", "top1": float(length["top1"])} if length else None,
+        "utility_measures": measures,
+        "unmodified": unmodified,
+        "releases": releases,
+    }
+
+
+def load_state_seed(out: Path) -> int | None:
+    """The seed an earlier comparison into ``out`` drew, so that running it again without
+    ``--seed`` resumes it; None when there is none."""
+    path = out / "comparison-state.json"
+    if not path.is_file():
+        return None
+    try:
+        return int(json.loads(path.read_text(encoding="utf-8"))["seed"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise InputError(f"'{path}' is damaged; delete it to start the comparison afresh") from None
+
+
+def save_state_seed(out: Path, seed: int) -> None:
+    """Record the comparison's seed in ``out`` (see :func:`load_state_seed`)."""
+    atomic_write_text(out / "comparison-state.json", json.dumps({"seed": seed}) + "\n")
+

@@ -1,0 +1,255 @@
+"""Write a comparison's results (``textveil compare``): ``results.json``, a Markdown report, a
+self-contained HTML page (the figure embedded) and ``frontier.png``. Every file is written
+atomically.
+
+The report says what was compared and how (corpora, split, attacks, trainings, what the risk
+is, seed, machine, time), lists every release with its risk and utility (a measure that does
+not apply to a release reads "n/a", with the reason in a note, never 0), and reads the
+risk-utility frontier (:mod:`textveil.evaluation.frontier`) per utility measure: the releases
+worth considering, and the most useful release under each risk threshold.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
+from textveil.evaluation.frontier import frontier_of
+from textveil.evaluation.plots import frontier_maps
+from textveil.evaluation.report import _utility_cell, html_table, markdown_table
+from textveil.evaluation.trainings import line_label
+
+FIGURE = "frontier.png"
+UNMODIFIED_ROW = "unmodified text"
+TRAINING_WORDS = {
+    "clean": "the clean known texts",
+    "release": "the known texts released by the same mechanism and setting with an independent seed "
+               "(the attacker knows the mechanism)",
+}
+
+# A report as a list of blocks, each rendered to Markdown and to HTML by the same content:
+# ("h2" | "h3" | "p", text), ("list", [items]), ("table", header, rows), ("image", file name, caption).
+Block = tuple[Any, ...]
+
+
+def _percent(value: float) -> str:
+    return f"{value:.1%}"
+
+
+def _threshold(value: float) -> str:
+    """A risk threshold as a percentage with no spurious digits (0.05 * 100 is 5.000000000000001).
+
+    >>> _threshold(0.05), _threshold(0.025), _threshold(0.1)
+    ('5%', '2.5%', '10%')
+    """
+    return f"{value * 100:g}%"
+
+
+def _risk_cell(risk: dict[str, Any]) -> str:
+    """A release's risk and the attack and training that reached it.
+
+    >>> _risk_cell({"attack": "char3-svm", "training": "release", "top1": 0.15})
+    '15.0% (char3-svm (release-trained))'
+    """
+    return f"{_percent(risk['top1'])} ({line_label(risk['attack'], risk['training'])})"
+
+
+def _direction(higher_is_better: bool) -> str:
+    return "higher is better" if higher_is_better else "lower is better"
+
+
+class _Notes:
+    """Numbered notes for the cells a measure does not apply to; one number per distinct reason."""
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+
+    def cite(self, reason: str) -> str:
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+        return f"n/a [{self.reasons.index(reason) + 1}]"
+
+    def lines(self) -> list[str]:
+        return [f"[{number}] {reason}" for number, reason in enumerate(self.reasons, 1)]
+
+
+def _measure_cell(entry: dict[str, Any], measure: str, notes: _Notes) -> str:
+    """One utility value of a release (or the unmodified text); "n/a" with a note where the
+    measure does not apply or was not measured: a 0 would read as a measured utility of 0."""
+    reason = (entry.get("not_applicable") or {}).get(measure)
+    result = (entry.get("utility") or {}).get(measure)
+    if reason is None and (result is None or result.get("value") is None):
+        reason = f"{measure} was not measured on this release"
+    return notes.cite(reason) if reason is not None else _utility_cell(result)
+
+
+def _measure_header(measure: str, info: dict[str, Any]) -> str:
+    return f"{measure} ({info.get('metric') or measure}, {_direction(info['higher_is_better'])})"
+
+
+def release_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]], list[str]]:
+    """Every release's mechanism, setting, risk and utility, the unmodified text first; with the
+    notes that explain each "n/a"."""
+    measures = results["utility_measures"]
+    notes = _Notes()
+    header = ["mechanism", "setting", "risk: best top-1 (attack, training)"]
+    header += [_measure_header(measure, info) for measure, info in measures.items()]
+    unmodified = results["unmodified"]
+    rows = [[UNMODIFIED_ROW, "–", _risk_cell(unmodified["risk"])]
+            + [_measure_cell(unmodified, measure, notes) for measure in measures]]
+    for release in results["releases"]:
+        rows.append([release["mechanism"], release["setting"], _risk_cell(release["risk"])]
+                    + [_measure_cell(release, measure, notes) for measure in measures])
+    return header, rows, notes.lines()
+
+
+def frontier_blocks(results: dict[str, Any]) -> list[Block]:
+    """Per utility measure: the Pareto releases, and the most useful release under each risk threshold."""
+    by_id = {release["id"]: release for release in results["releases"]}
+    blocks: list[Block] = []
+    for measure, frontier in frontier_of(results).items():
+        direction = _direction(frontier["higher_is_better"])
+        left_out = [r["id"] for r in results["releases"] if measure in (r.get("not_applicable") or {})]
+        blocks += [("h3", f"Frontier: {measure}"),
+                   ("p", f"{frontier['metric']}, {direction}. A release is on the frontier when no other release "
+                         "is at least as safe and at least as useful, and strictly better in one of the two."
+                         + (f" Left out (the measure does not apply): {', '.join(left_out)}." if left_out else ""))]
+        pareto = [by_id[i] for i in frontier["pareto"]]
+        blocks.append(("table", ["on the frontier: mechanism", "setting", "risk: top-1", measure],
+                       [[r["mechanism"], r["setting"], _percent(r["risk"]["top1"]),
+                         _utility_cell(r["utility"][measure])] for r in pareto]))
+        rows = []
+        for best in frontier["best_under"]:
+            if best["release"] is None:
+                rows.append([_threshold(best["max_risk"]), "none: every release it measures is riskier", "–", "–", "–"])
+                continue
+            release = by_id[best["release"]]
+            rows.append([_threshold(best["max_risk"]), release["mechanism"], release["setting"],
+                         _utility_cell(release["utility"][measure]), _percent(best["risk"])])
+        blocks.append(("table", ["at a risk of at most", "the most useful release is", "at", "with utility",
+                                 "its risk"], rows))
+    return blocks
+
+
+def _mechanism_lines(results: dict[str, Any]) -> list[str]:
+    """Each mechanism of the plan, its guarantee and the settings it was released at."""
+    lines = []
+    for spec in results["plan"].get("mechanisms") or []:
+        label = spec.get("label") or spec["name"]
+        releases = [r for r in results["releases"] if r["mechanism"] == label]
+        guarantee = next((r.get("guarantee") or r.get("kind") for r in releases), None)
+        settings = ", ".join(r["setting"] for r in releases) or "no release"
+        lines.append(f"mechanism {label}" + (f" (guarantee: {guarantee})" if guarantee else "") + f": {settings}"
+                     + (", releases a new corpus" if any(r.get("corpus_level") for r in releases) else ""))
+    return lines
+
+
+def summary_lines(results: dict[str, Any]) -> list[str]:
+    """What was compared and how: the report's opening list."""
+    plan, corpora = results["plan"], results["corpora"]
+    lines = [f"textveil {results.get('textveil_version', '?')}, created {results.get('created', '?')}"]
+    for role, info in corpora.items():
+        lines.append(f"{role.replace('_', ' ')}: {info['name']}, {info['documents']:,} documents, {info['labels']} labels")
+    if "risk_known" in corpora and "risk_unknown" in corpora:
+        lines.append(f"split: the attacks learn each author from the {corpora['risk_known']['documents']:,} known "
+                     f"texts and name the author of each of the {corpora['risk_unknown']['documents']:,} unknown "
+                     "texts, which every mechanism releases"
+                     + ("; the unknown texts of one author are judged together" if plan.get("collapse_per_label") else ""))
+    chance = results.get("chance")
+    if chance:
+        lines.append(f"candidate authors: {round(1 / chance):,} (chance top-1: {_percent(chance)})")
+    trainings = plan.get("trainings") or ["clean"]
+    lines.append(f"attacks: {', '.join(plan['attacks'])}; trained on "
+                 + " and, separately, on ".join(TRAINING_WORDS.get(t, t) for t in trainings))
+    lines.append("risk: the best top-1 identification accuracy over every attack and training "
+                 f"(lower is better; top-k measured up to k = {plan.get('top_k', '?')})")
+    lines += _mechanism_lines(results)
+    for measure, info in results["utility_measures"].items():
+        lines.append(f"utility: {_measure_header(measure, info)}")
+    lines.append(f"seed: {plan.get('seed')}")
+    lines.append(f"embeddings: {plan.get('embeddings') or 'default'}")
+    lines.append("language model for fluency: " + (plan.get("language_model") or "the bundled one")
+                 + ("" if "fluency" in results["utility_measures"] else " (fluency not measured)"))
+    floor = results.get("floor")
+    lines.append(f"length floor: {_percent(floor['top1'])}, the {floor['attack']} attack's top-1 on the unmodified "
+                 "text (what text length alone reveals; a release that keeps lengths keeps it)" if floor
+                 else "length floor: not measured (the length attack was not run)")
+    timings = dict(results.get("timings") or {})
+    total = timings.pop("total", sum(timings.values()))
+    lines.append(f"total time: {total:.1f} s; per stage: "
+                 + (", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in timings.items()) or "none recorded"))
+    resume = results.get("resume") or {}
+    if resume.get("points_read_back") or resume.get("releases_read_back"):
+        lines.append(f"resumed: {resume.get('points_read_back', 0)} points and "
+                     f"{resume.get('releases_read_back', 0)} releases read back from an earlier run")
+    machine = results["machine"]
+    lines.append(f"machine: {machine['platform']}, {machine['cpus']} CPUs, Python {machine['python']}")
+    return lines
+
+
+def report_blocks(results: dict[str, Any]) -> list[Block]:
+    """The whole report, below its title, as blocks."""
+    header, rows, notes = release_rows(results)
+    blocks: list[Block] = [("list", summary_lines(results)), ("h2", "Releases"), ("table", header, rows)]
+    blocks += [("p", note) for note in notes]
+    blocks += [("h2", "Risk-utility frontier"), *frontier_blocks(results),
+               ("h2", "Risk-utility map"),
+               ("image", FIGURE, "risk (top-1) against utility, one panel per utility measure")]
+    return blocks
+
+
+def _markdown(title: str, blocks: list[Block]) -> str:
+    lines = [f"# {title}", ""]
+    for kind, *content in blocks:
+        if kind in ("h2", "h3"):
+            lines += ["#" * int(kind[1]) + " " + content[0], ""]
+        elif kind == "p":
+            lines += [content[0], ""]
+        elif kind == "list":
+            lines += [*(f"- {item}" for item in content[0]), ""]
+        elif kind == "table":
+            lines += [markdown_table(*content), ""]
+        else:
+            lines += [f"![{content[1]}]({content[0]})", ""]
+    return "\n".join(lines)
+
+
+def _html(title: str, blocks: list[Block], images: dict[str, bytes]) -> str:
+    body = [f"<h1>{html.escape(title)}</h1>"]
+    for kind, *content in blocks:
+        if kind in ("h2", "h3", "p"):
+            body.append(f"<{kind}>{html.escape(content[0])}</{kind}>")
+        elif kind == "list":
+            body.append("<ul>" + "".join(f"<li>{html.escape(item)}</li>" for item in content[0]) + "</ul>")
+        elif kind == "table":
+            body.append(html_table(*content))
+        else:  # embedded, so that the page is one file that opens anywhere
+            encoded = base64.b64encode(images[content[0]]).decode("ascii")
+            body.append(f'<img alt="{html.escape(content[1])}" src="data:image/png;base64,{encoded}">')
+    style = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+             "table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #ccc;padding:4px 8px}"
+             "th{background:#f3f3f3}img{max-width:100%}")
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<style>{style}</style></head><body>{''.join(body)}</body></html>")
+
+
+def write_comparison_report(
+    results: dict[str, Any], out_dir: str | Path, title: str = "textveil comparison"
+) -> dict[str, Path]:
+    """Write ``results.json`` (with the frontier, computed when ``results`` lack one),
+    ``report.md``, ``report.html`` and ``frontier.png`` into ``out_dir``; returns each file's path
+    by name. ``results`` itself is left as it was."""
+    out = Path(out_dir)
+    results = {**results, "frontier": frontier_of(results)}
+    written: dict[str, Path] = {}
+    written["results.json"] = atomic_write_text(out / "results.json", json.dumps(results, indent=2) + "\n")
+    images = {FIGURE: frontier_maps(results)}
+    written[FIGURE] = atomic_write_bytes(out / FIGURE, images[FIGURE])
+    blocks = report_blocks(results)
+    written["report.md"] = atomic_write_text(out / "report.md", _markdown(title, blocks))
+    written["report.html"] = atomic_write_text(out / "report.html", _html(title, blocks, images))
+    return written
