@@ -22,20 +22,7 @@ PYTHON=${PYTHON:-.venv/bin/python}
 PARAPHRASE_GRID=${PARAPHRASE_GRID:-25,40}
 RESTYLE_GRID=${RESTYLE_GRID:-0.7}
 trap 'rm -f "$WORK/corpus.jsonl"' EXIT
-"$PYTHON" - "$DATA/blog_short/blog_short.jsonl" "$WORK/corpus.jsonl" "$USERS" "$PER" <<'PY'
-import collections, json, sys
-source, target, users, per = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-rows = [json.loads(line) for line in open(source, encoding="utf-8")]
-order = list(dict.fromkeys(r["user"] for r in rows))[:users]
-kept = collections.defaultdict(list)
-for r in rows:
-    if r["user"] in order and len(kept[r["user"]]) < per:
-        kept[r["user"]].append(r)
-with open(target, "w", encoding="utf-8") as out:
-    for user in order:
-        for r in kept[user]:
-            out.write(json.dumps(r) + "\n")
-PY
+"$PYTHON" benchmarks/blog_subset.py "$DATA/blog_short/blog_short.jsonl" "$WORK/corpus.jsonl" "$USERS" "$PER"
 COMMON=(--risk-corpus "$WORK/corpus.jsonl" --label-field user --known-per-label "$KNOWN" --collapse-per-label
         --attacks char3-svm,word1-svm,typed-svm,ensemble,length --utility semantic-similarity,stylometric-l2 --seed 1)
 "$PYTHON" -m textveil.cli evaluate "${COMMON[@]}" -m emp --grid 10,15 --out "$WORK/emp"

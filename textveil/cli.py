@@ -59,20 +59,6 @@ class OovPolicy(str, Enum):
     drop = "drop"
 
 
-def _parse_grid(grid: str, parameter, option: str = "--grid") -> list[float]:
-    """A comma-separated grid as values of a mechanism's swept parameter, each checked by its spec."""
-    values = [item.strip() for item in grid.split(",") if item.strip()]
-    if not values:
-        raise InvalidParameterError(f"{option} '{grid}' holds no value; give a comma-separated list such as 10,20,30")
-    parsed = []
-    for value in values:
-        try:
-            parsed.append(parameter.parse(value))
-        except InvalidParameterError as error:
-            raise InvalidParameterError(f"{parameter.name} '{value}' in {option}: {error}") from None
-    return parsed
-
-
 def _corpus_words(documents) -> list[str]:
     from textveil.text.tokenize import tokenize
 
@@ -302,7 +288,7 @@ def calibrate(
 
     from textveil.mechanisms.registry import MECHANISMS
 
-    grid = _parse_grid(epsilons, MECHANISMS.entry("emp").parameter("epsilon"), option="--epsilons")
+    grid = MECHANISMS.entry("emp").parameter("epsilon").parse_values(epsilons, "--epsilons")
     corpus_words = None
     if inputs:
         files = expand_inputs(list(inputs))
@@ -505,7 +491,7 @@ def evaluate(
     if grid is not None and swept is None:
         raise InvalidParameterError(f"mechanism '{mechanism}' has no parameter to sweep; leave out --grid")
     values = [] if swept is None else (
-        _parse_grid(grid, swept) if grid is not None else list(entry.grid))
+        swept.parse_values(grid, "--grid") if grid is not None else list(entry.grid))
     options = given_options(mechanism, settings, layout=layout, bag_of_words=bag_of_words,
                              decode=decode.value if decode else None)
     require_parameters(mechanism, options, besides=(swept.name,) if swept else ())

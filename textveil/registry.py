@@ -82,6 +82,28 @@ class Parameter:
                 raise
             raise InvalidParameterError(f"{self.flag} takes a {self.type.__name__}, got {text!r}") from None
 
+    def parse_values(self, text: str, option: str) -> list[Any]:
+        """A comma-separated list of values (a grid), each parsed and checked; ``option`` names
+        where it was given, for the error.
+
+        >>> Parameter("epsilon", float, "privacy", minimum=0.0).parse_values("10, 20", "--grid")
+        [10.0, 20.0]
+        >>> Parameter("epsilon", float, "privacy", minimum=0.0).parse_values(",", "--grid")
+        Traceback (most recent call last):
+        ...
+        textveil.errors.InvalidParameterError: --grid ',' holds no value; give a comma-separated list such as 10,20,30
+        """
+        items = [item.strip() for item in text.split(",") if item.strip()]
+        if not items:
+            raise InvalidParameterError(f"{option} '{text}' holds no value; give a comma-separated list such as 10,20,30")
+        parsed = []
+        for item in items:
+            try:
+                parsed.append(self.parse(item))
+            except InvalidParameterError as error:
+                raise InvalidParameterError(f"{self.name} '{item}' in {option}: {error}") from None
+        return parsed
+
     def check(self, value: Any) -> Any:
         """``value`` converted to this parameter's type, or a one-line error naming the fix."""
         if value is None and self.default is None:

@@ -16,7 +16,10 @@ Work is shared and kept:
   to the attack cache (:mod:`textveil.evaluation.attack_cache`), and every finished point to
   a point file: run the same comparison again after an interruption and it measures only the
   points it had not finished (nothing is released or fitted again);
-- a mechanism whose points are all finished is not even built or fitted.
+- a mechanism whose points are all finished is not even built or fitted;
+- a point is looked up again just before it is measured, so two processes may share the work
+  of one comparison (each given some of its mechanisms, the same corpora, seed, attacks and
+  utility tasks): the full comparison then reads every point back.
 
 A point's file is keyed by what it depends on: the corpora, the mechanism and its settings
 (a trained model by its manifest's digest), the seed, the attacks, trainings and utility
@@ -122,15 +125,7 @@ def parse_mechanism_spec(text: str) -> MechanismSpec:
     elif swept is None:
         raise InvalidParameterError(f"--mechanism '{text}': {name} has no parameter to sweep; give its name alone")
     else:
-        items = [v.strip() for v in values.split(",") if v.strip()]
-        if not items:
-            raise InvalidParameterError(f"--mechanism '{text}' gives no {swept.name}; e.g. {name}:10,20")
-        grid = []
-        for item in items:
-            try:
-                grid.append(float(swept.parse(item)))
-            except InvalidParameterError as error:
-                raise InvalidParameterError(f"--mechanism '{text}': {swept.name} '{item}': {error}") from None
+        grid = [float(v) for v in swept.parse_values(values, f"--mechanism '{text}'")]
     if separator and swept is not None and len(set(grid)) < len(grid):
         raise InvalidParameterError(f"--mechanism '{text}' names a {swept.name} twice")
     return MechanismSpec(name, grid, {}, model.strip() or None)
@@ -311,17 +306,19 @@ def run_comparison(
     read_back: set[str] = set()
     # the unmodified text first: the report's reference row and the length floor
     for spec, items in _by_mechanism(planned):
-        todo = [item for item in items if item.key not in finished]
+        sweep: _Sweep | None = None
         for item in items:
-            if item.key in finished:
-                measured[item.key] = finished[item.key]
+            # looked up again here, not only at the start: another process running a comparison
+            # that shares this one's points may have finished it meanwhile
+            done = finished.get(item.key) or store.get(item.key)
+            if done is not None:
+                measured[item.key] = done
                 read_back.add(item.key)
-        if not todo:
-            continue
-        base = shared_sweep()
-        sweep = base if spec is None else _mechanism_sweep(base, plan, spec, corpora, embeddings, cache, ledger,
-                                                           say, attack_cache)
-        for item in todo:
+                continue
+            if sweep is None:
+                base = shared_sweep()
+                sweep = base if spec is None else _mechanism_sweep(base, plan, spec, corpora, embeddings, cache,
+                                                                   ledger, say, attack_cache)
             clock = time.perf_counter()
             point = sweep.measure_point(item.point)
             point["measure_seconds"] = round(time.perf_counter() - clock, 3)
