@@ -67,6 +67,10 @@ def test_a_tiny_comparison_holds_every_mechanism_and_marks_what_does_not_apply(t
     assert frontier["pareto"] and set(frontier["pareto"]) <= {r["id"] for r in results["releases"]}
     assert "stylometric-l2" in results["frontier"] and synth["id"] not in results["frontier"]["stylometric-l2"]["pareto"]
     assert results["timings"]["total"] > 0 and "fit attacks" in results["timings"]
+    spent = results["measured_seconds"]
+    assert set(spent["by_mechanism"]) == {"unmodified text", emp["mechanism"], synth["mechanism"]}
+    assert spent["total"] == pytest.approx(sum(spent["by_mechanism"].values()), abs=0.01)
+    assert {"release", "release known texts", "utility"} <= set(spent["by_stage"])
 
     written = write_comparison_report(results, tmp_path / "report")
     markdown = written["report.md"].read_text()

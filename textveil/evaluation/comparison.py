@@ -413,6 +413,12 @@ def _assemble(plan: ComparisonPlan, corpora: EvaluationCorpora, planned: list[_P
     releases = [_release_entry(item.spec, item, measured[item.key], item.key in read_back, prepared)
                 for item in planned[1:] if item.spec is not None]
     length = unmodified.get("attacks", {}).get("length")
+    by_stage: dict[str, float] = {}
+    by_mechanism: dict[str, float] = {}
+    for mechanism, point in [("unmodified text", unmodified)] + [(r["mechanism"], r["point"]) for r in releases]:
+        for stage, seconds in point.get("seconds", {}).items():
+            by_stage[stage] = round(by_stage.get(stage, 0.0) + seconds, 3)
+        by_mechanism[mechanism] = round(by_mechanism.get(mechanism, 0.0) + point.get("measure_seconds", 0.0), 3)
     n_labels = len(corpora.risk_known.label_set)
     return {
         "kind": "comparison",
@@ -434,6 +440,10 @@ def _assemble(plan: ComparisonPlan, corpora: EvaluationCorpora, planned: list[_P
         "chance": 1.0 / n_labels,
         "floor": {"attack": "length", "top1": float(length["top1"])} if length else None,
         "utility_measures": measures,
+        # what measuring every point cost, whichever run (or process) measured it: a resumed
+        # run's own timings cover only what it did itself
+        "measured_seconds": {"total": round(sum(by_mechanism.values()), 3), "by_stage": by_stage,
+                             "by_mechanism": by_mechanism},
         "unmodified": unmodified,
         "releases": releases,
     }

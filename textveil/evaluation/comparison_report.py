@@ -182,6 +182,13 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
     total = timings.pop("total", sum(timings.values()))
     lines.append(f"total time: {total:.1f} s; per stage: "
                  + (", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in timings.items()) or "none recorded"))
+    measured = results.get("measured_seconds")
+    if measured:
+        lines.append(f"time measuring the points, whichever run measured them: {measured['total']:.0f} s "
+                     f"({measured['total'] / 3600:.2f} h); per stage: "
+                     + ", ".join(f"{stage} {seconds:.0f} s" for stage, seconds in measured["by_stage"].items())
+                     + "; per mechanism: "
+                     + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in measured["by_mechanism"].items()))
     resume = results.get("resume") or {}
     if resume.get("points_read_back") or resume.get("releases_read_back"):
         lines.append(f"resumed: {resume.get('points_read_back', 0)} points and "
