@@ -28,9 +28,10 @@ from textveil.evaluation.trainings import (  # noqa: E402
 LINE_STYLES = {"clean": {"linestyle": "-", "fillstyle": "full"}, "release": {"linestyle": "--", "fillstyle": "none"}}
 
 
-def _png(figure: Any) -> bytes:
+def _png(figure: Any, rect: tuple[float, float, float, float] | None = None) -> bytes:
+    """The figure as PNG bytes; ``rect`` keeps part of the figure free of panels (a legend below)."""
     buffer = io.BytesIO()
-    figure.tight_layout()
+    figure.tight_layout(**({"rect": rect} if rect is not None else {}))
     figure.savefig(buffer, format="png", dpi=110)
     plt.close(figure)
     return buffer.getvalue()
@@ -214,8 +215,13 @@ def frontier_maps(results: dict[str, Any]) -> bytes:
                 axis.text(end, level, f"{text} {level:.1%}", transform=axis.get_yaxis_transform(),
                           ha="right" if end > 0.5 else "left", va="bottom", fontsize=7, color="dimgrey")
         direction = "higher" if info["higher_is_better"] else "lower"
-        axis.set(title=measure, xlabel=f"{info['metric']} ({direction} is better)",
+        # the measure's name, short: its full metric is in the report's table
+        axis.set(title=measure, xlabel=f"{measure} ({direction} is better)",
                  ylabel="risk: top-1 identification (lower is better)")
+        values = [u for r in releases if (point := release_point(r, measure)) is not None for u in (point[1],)]
+        values += [clean] if clean is not None else []
+        if not info["higher_is_better"] and values and min(values) > 0 and max(values) / min(values) > 20:
+            axis.set_xscale("log")  # a ratio (perplexity) that spans orders of magnitude
         axis.set_ylim(bottom=0)
         axis.grid(alpha=0.3)
     if measures:
@@ -224,5 +230,9 @@ def frontier_maps(results: dict[str, Any]) -> bytes:
         handles += [Line2D([], [], marker="*", markersize=12, color="gold", markeredgecolor="black", linestyle="none",
                            label="unmodified text"),
                     Line2D([], [], label="Pareto frontier", **FRONTIER_STYLE)]
-        axes[0][0].legend(handles=handles, fontsize=7)
+        # below the panels, not over a panel's points
+        figure.legend(handles=handles, fontsize=8, loc="lower center", ncol=min(4, len(handles)),
+                      bbox_to_anchor=(0.5, 0.0))
+        rows = -(-len(handles) // 4)
+        return _png(figure, rect=(0, min(0.3, 0.045 * rows / len(axes)), 1, 1))
     return _png(figure)
