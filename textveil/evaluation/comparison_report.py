@@ -20,7 +20,7 @@ from typing import Any
 from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
 from textveil.evaluation.frontier import frontier_of
 from textveil.evaluation.plots import frontier_maps
-from textveil.evaluation.report import _utility_cell, html_table, markdown_table
+from textveil.evaluation.report import PAGE_STYLE, _utility_cell, html_table, markdown_table
 from textveil.evaluation.trainings import line_label
 
 FIGURE = "frontier.png"
@@ -237,11 +237,8 @@ def _html(title: str, blocks: list[Block], images: dict[str, bytes]) -> str:
         else:  # embedded, so that the page is one file that opens anywhere
             encoded = base64.b64encode(images[content[0]]).decode("ascii")
             body.append(f'<img alt="{html.escape(content[1])}" src="data:image/png;base64,{encoded}">')
-    style = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-             "table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #ccc;padding:4px 8px}"
-             "th{background:#f3f3f3}img{max-width:100%}")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{style}</style></head><body>{''.join(body)}</body></html>")
+            f"<style>{PAGE_STYLE}</style></head><body>{''.join(body)}</body></html>")
 
 
 def write_comparison_report(

@@ -17,6 +17,10 @@ from textveil.evaluation.trainings import (
 )
 
 FIGURES = {"topk_curves.png": topk_curves, "risk_utility.png": risk_utility_maps}
+# The style of every self-contained HTML report (evaluation and comparison).
+PAGE_STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+              "table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #ccc;padding:4px 8px}"
+              "th{background:#f3f3f3}img{max-width:100%}")
 
 
 
@@ -229,9 +233,6 @@ def write_report(results: dict[str, Any], out_dir: str | Path, title: str = "tex
     markdown += ["## Top-k identification curves (paper 004, Fig. 2)", "", "![top-k curves](topk_curves.png)", "",
                  "## Risk-utility maps (paper 004, Fig. 4)", "", "![risk-utility maps](risk_utility.png)", ""]
     written["report.md"] = atomic_write_text(out / "report.md", "\n".join(markdown))
-    style = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-             "table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #ccc;padding:4px 8px}"
-             "th{background:#f3f3f3}img{max-width:100%}")
     body = [f"<h1>{html.escape(title)}</h1>", "<ul>" + "".join(f"<li>{html.escape(l)}</li>" for l in _summary_lines(results)) + "</ul>"]
     for heading, (header, rows) in tables:
         body += [f"<h2>{html.escape(heading)}</h2>", html_table(header, rows)]
@@ -239,6 +240,6 @@ def write_report(results: dict[str, Any], out_dir: str | Path, title: str = "tex
                           ("risk_utility.png", "Risk-utility maps (paper 004, Fig. 4)")):
         encoded = base64.b64encode(images[name]).decode("ascii")
         body += [f"<h2>{caption}</h2>", f'<img alt="{caption}" src="data:image/png;base64,{encoded}">']
-    page = f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>{style}</style></head><body>{''.join(body)}</body></html>"
+    page = f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>{PAGE_STYLE}</style></head><body>{''.join(body)}</body></html>"
     written["report.html"] = atomic_write_text(out / "report.html", page)
     return written
