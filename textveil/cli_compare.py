@@ -126,10 +126,9 @@ def compare(
         attribute_field=attribute_field,
     )
     validate_comparison(plan, corpora)
-    if run_seed is not None and not no_cache:
+    if drawn and run_seed is not None:  # a seed the user gave is given again; a drawn one is kept
         save_state_seed(out, run_seed)
-        if drawn:
-            stderr.print(f"seed {run_seed} drawn from OS entropy and kept in {out}: run the same command again to resume")
+        stderr.print(f"seed {run_seed} drawn from OS entropy and kept in {out}: run the same command again to resume")
     with progress_bar() as progress:
         task = progress.add_task("comparing", total=None)
         results = run_comparison(
