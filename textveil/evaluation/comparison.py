@@ -214,7 +214,6 @@ class _PointStore:
 
     def __init__(self, folder: Path | None, seeded: bool) -> None:
         self.folder = folder if seeded else None
-        self.read_back = 0
 
     def get(self, key: str) -> dict[str, Any] | None:
         if self.folder is None:
@@ -224,7 +223,6 @@ class _PointStore:
             point = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        self.read_back += 1
         return point
 
     def put(self, key: str, point: dict[str, Any]) -> None:
@@ -325,7 +323,7 @@ def run_comparison(
             store.put(item.key, point)
             measured[item.key] = point
 
-    results = _assemble(plan, corpora, planned, measured, read_back, shared)
+    results = _assemble(plan, corpora, planned, measured, read_back)
     ledger.timings["total"] = round(time.perf_counter() - started, 3)
     results["timings"] = ledger.timings
     results["task_seconds"] = ledger.task_seconds
@@ -401,7 +399,7 @@ def _release_entry(spec: MechanismSpec, item: _Planned, point: dict[str, Any], r
 
 
 def _assemble(plan: ComparisonPlan, corpora: EvaluationCorpora, planned: list[_Planned],
-              measured: dict[str, dict[str, Any]], read_back: set[str], shared: _Sweep | None) -> dict[str, Any]:
+              measured: dict[str, dict[str, Any]], read_back: set[str]) -> dict[str, Any]:
     """The comparison's results from its measured points."""
     unmodified = measured[planned[0].key]
     measures: dict[str, dict[str, Any]] = {}
