@@ -12,8 +12,7 @@
 # mechanisms that release each text as its own (aligned) text. C50's articles are five times
 # longer than the blog posts: a point of emp releases about 1.6 million words (known and unknown),
 # some 20 minutes on one of this machine's cores; all 2,500 C50test articles would add 20 more.
-# SynTF (as costly as emp per point) is left out of c50 for that reason; add -m syntf:20 where
-# time allows (the finished points are kept: only its own are measured). blog-lm: the language-model
+# blog-lm: the language-model
 # rewriters (paraphrase, restyle) beside the others on a subset of blog_short, the first 30
 # users, 20 known and 5 unknown posts each (issue 26's subset): the full split is about 15,000
 # language-model rewrites per setting, some 4 hours each on 2 cores. The subset is written to a
@@ -45,6 +44,6 @@ case "${1:-}" in
         -m synth:1.0 --set synth.architecture=elman --set synth.epochs=2 ;;
   c50)
     "$TV" compare --risk-corpus "$DATA/reuters_c50" --unknown-per-label 10 --seed 1 \
-        --out "$ROOT/docs/results/compare-c50" -m redact -m translate -m random -m emp:10,15 ;;
+        --out "$ROOT/docs/results/compare-c50" -m redact -m translate -m random -m emp:10,15 -m syntf:20 ;;
   *) echo "usage: $0 blog|blog-lm|c50 [MODELS_FOLDER]" >&2; exit 2 ;;
 esac
