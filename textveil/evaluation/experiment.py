@@ -441,9 +441,11 @@ class _Sweep:
             return
         known = self.corpora.risk_known
         for name in self.plan.attacks:
-            self.say(f"fitting attack {name} on {len(known)} known texts")
+            hits = self.attack_cache.hits if self.attack_cache is not None else 0
             with self.ledger.timed(f"fit {name}", self.ledger.task_seconds):
                 self.clean_attacks[name] = self.fit_attack(name, known.texts)
+            read = self.attack_cache is not None and self.attack_cache.hits > hits
+            self.say(f"attack {name} {'read back, as fitted' if read else 'fitted'} on {len(known)} known texts")
 
     def prepare_utility(self, *, for_any_mechanism: bool = False) -> None:
         """Prepare every utility task that applies; ``for_any_mechanism`` prepares the tasks
