@@ -12,13 +12,12 @@
 # mechanisms that release each text as its own (aligned) text. C50's articles are five times
 # longer than the blog posts: a point of emp releases about 1.6 million words (known and unknown),
 # some 20 minutes on one of this machine's cores; all 2,500 C50test articles would add 20 more.
-# blog-lm: the language-model
-# rewriters (paraphrase, restyle) beside the others on a subset of blog_short, the first 30
-# users, 20 known and 5 unknown posts each (issue 26's subset): the full split is about 15,000
-# language-model rewrites per setting, some 4 hours each on 2 cores. The subset is written to a
-# scratch folder outside the repository and removed at the end. AE-DP and ER-AE are left out of
-# blog-lm: their models were trained on the first 70 posts of every user, the subset's unknown
-# posts among them.
+# blog-lm: the language-model rewriters (paraphrase, restyle) beside the others on a subset of
+# blog_short, the first 30 users, 20 known and 5 unknown posts each (issue 26's subset, read in
+# place with --first-labels and --texts-per-label): the full split is about 15,000 language-model
+# rewrites per setting, some 4 hours each on 2 cores. AE-DP and ER-AE are left out of blog-lm:
+# their models were trained on the first 70 posts of every user, the subset's unknown posts among
+# them.
 #
 # Seeded (seed 1): an interrupted run resumes where it stopped when run again (finished points,
 # the clean-trained attacks and every release are kept in textveil's cache folder).
@@ -34,12 +33,9 @@ case "${1:-}" in
         -m emp:10,15,20 -m syntf:20 -m random -m "aedp:20,100@$MODELS/aedp" -m "erae:20,100@$MODELS/erae" \
         -m redact -m translate -m synth:1.0 --set synth.architecture=elman --set synth.epochs=2 ;;
   blog-lm)
-    WORK="$(mktemp -d)"
-    trap 'rm -rf "$WORK"' EXIT
-    "$ROOT/.venv/bin/python" "$ROOT/benchmarks/blog_subset.py" "$DATA/blog_short/blog_short.jsonl" \
-        "$WORK/corpus.jsonl" 30 25
-    "$TV" compare --risk-corpus "$WORK/corpus.jsonl" --label-field user --known-per-label 20 --collapse-per-label \
-        --attribute-field industry --seed 1 --out "$ROOT/docs/results/compare-blog-short-lm" \
+    "$TV" compare --risk-corpus "$DATA/blog_short/blog_short.jsonl" --label-field user --first-labels 30 \
+        --texts-per-label 25 --known-per-label 20 --collapse-per-label --attribute-field industry --seed 1 \
+        --out "$ROOT/docs/results/compare-blog-short-lm" \
         -m emp:10,15,20 -m paraphrase:25,40 -m restyle:0.7 -m syntf:20 -m random -m redact -m translate \
         -m synth:1.0 --set synth.architecture=elman --set synth.epochs=2 ;;
   c50)

@@ -6,9 +6,9 @@
 # about 15,000 language-model releases per setting: days on 2 cores (about 1 text/s), so the
 # committed report uses a subset; on a machine with a GPU run it whole.
 #
-# The subset is a list of the corpus's records written to a scratch folder outside the repository
-# (WORK, a new temporary folder by default) and removed at the end; only the report is written to
-# REPORT.
+# The subset is read in place (--first-labels, --texts-per-label); the evaluations' own reports go
+# to a scratch folder (WORK, a new temporary folder by default); only the combined report is written
+# to REPORT.
 #
 #   DATA=../shared/data USERS=30 PER=25 KNOWN=20 benchmarks/paraphrase_blog_short.sh
 set -euo pipefail
@@ -21,9 +21,8 @@ KNOWN=${KNOWN:-20}
 PYTHON=${PYTHON:-.venv/bin/python}
 PARAPHRASE_GRID=${PARAPHRASE_GRID:-25,40}
 RESTYLE_GRID=${RESTYLE_GRID:-0.7}
-trap 'rm -f "$WORK/corpus.jsonl"' EXIT
-"$PYTHON" benchmarks/blog_subset.py "$DATA/blog_short/blog_short.jsonl" "$WORK/corpus.jsonl" "$USERS" "$PER"
-COMMON=(--risk-corpus "$WORK/corpus.jsonl" --label-field user --known-per-label "$KNOWN" --collapse-per-label
+COMMON=(--risk-corpus "$DATA/blog_short/blog_short.jsonl" --label-field user --first-labels "$USERS"
+        --texts-per-label "$PER" --known-per-label "$KNOWN" --collapse-per-label
         --attacks char3-svm,word1-svm,typed-svm,ensemble,length --utility semantic-similarity,stylometric-l2 --seed 1)
 "$PYTHON" -m textveil.cli evaluate "${COMMON[@]}" -m emp --grid 10,15 --out "$WORK/emp"
 "$PYTHON" -m textveil.cli evaluate "${COMMON[@]}" -m paraphrase --grid "$PARAPHRASE_GRID" --out "$WORK/paraphrase"

@@ -65,6 +65,17 @@ def toy_embeddings() -> WordEmbeddings:
     return WordEmbeddings([f"w{i}" for i in range(200)], rng.standard_normal((200, 8)), name="toy-200")
 
 
+def skip_without_bundled_language_model() -> None:
+    """Skip a test that loads the bundled SmolLM2 model where it is not installed, saying why and
+    how to install it (``make test`` does)."""
+    from textveil.models.language_model import language_model_unavailable
+
+    reason = language_model_unavailable()
+    if reason is not None:
+        pytest.skip(f"this test loads the bundled language model, which cannot load here: {reason} "
+                    "('make test' installs it)")
+
+
 def run_cli(args: list[str], capsys, monkeypatch, stdin: bytes | None = None) -> tuple[int, str, str]:
     """Run ``textveil ARGS`` in-process through the real entry point; returns (code, out, err)."""
     from textveil.cli import main

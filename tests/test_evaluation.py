@@ -341,3 +341,21 @@ def test_paper001_shape_on_a_slice_of_c50_and_bbc():
     assert risk["10"] < risk["none"] - 0.2  # identification falls at epsilon 10 ...
     assert topic["none"] - topic["10"] < risk["none"] - risk["10"]  # ... more than topic does
     assert risk["30"] > risk["10"] and abs(topic["30"] - topic["none"]) < 0.05
+
+
+def test_a_single_corpus_is_cut_in_place_to_its_first_authors_and_texts(tmp_path):
+    from textveil.evaluation.corpora import load_evaluation_corpora
+
+    path = tmp_path / "c.jsonl"
+    rows = [{"text": f"post {i} of {u}", "user": u, "job": j}
+            for u, j in (("u1", "law"), ("u2", "arts"), ("u3", "law")) for i in range(5)]
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    corpora = load_evaluation_corpora(path, label_field="user", known_per_label=2, labels_limit=2,
+                                      texts_per_label=3, attribute_field="job")
+    assert corpora.risk_known.texts == ["post 0 of u1", "post 1 of u1", "post 0 of u2", "post 1 of u2"]
+    assert corpora.risk_unknown.texts == ["post 2 of u1", "post 2 of u2"]
+    assert corpora.attributes == {"u1": "law", "u2": "arts"}  # only the authors evaluated
+    with pytest.raises(InvalidParameterError, match="single risk corpus"):
+        load_evaluation_corpora(path, risk_unknown=path, label_field="user", labels_limit=2)
+    with pytest.raises(InvalidParameterError, match="--texts-per-label must be at least 1"):
+        load_evaluation_corpora(path, label_field="user", texts_per_label=0)

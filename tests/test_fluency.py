@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TINY_LM_TEXT
+from tests.conftest import TINY_LM_TEXT, skip_without_bundled_language_model
 from textveil.corpus.labelled import LabelledCorpus
 from textveil.errors import InvalidParameterError
 from textveil.evaluation.utility_tasks import UTILITY_TASKS, FluencyRunner
@@ -191,11 +191,7 @@ def test_empty_release_texts_are_left_out_and_counted(tiny_lm_folder, tiny_langu
 
 @pytest.mark.slow
 def test_the_bundled_model_finds_shuffled_words_less_fluent():
-    from textveil.models.language_model import language_model_unavailable
-
-    reason = language_model_unavailable()
-    if reason is not None:
-        pytest.skip(f"{reason} (make test installs it)")
+    skip_without_bundled_language_model()
     originals = [
         "I finally finished the quarterly report on Friday evening.",
         "Sales in the northern region grew by twelve percent, mostly thanks to the new coffee machines.",

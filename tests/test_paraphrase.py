@@ -17,6 +17,8 @@ import string
 
 import numpy as np
 import pytest
+
+from tests.conftest import skip_without_bundled_language_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -274,11 +276,7 @@ def _readable(text: str) -> bool:
 
 @pytest.mark.slow
 def test_the_bundled_model_writes_readable_text():
-    from textveil.models.language_model import language_model_unavailable
-
-    reason = language_model_unavailable()
-    if reason is not None:
-        pytest.skip(f"{reason} (make test installs it)")
+    skip_without_bundled_language_model()
     source = "The market rallied on Friday and stocks rose."
     paraphrase = Paraphrase(40.0, max_new_tokens=24, seed=7).sanitize(source)
     assert _readable(paraphrase.text), paraphrase.text

@@ -456,6 +456,10 @@ def evaluate(
     top_k: int = typer.Option(10, help="Top-k for identification curves."),
     unknown_per_label: Optional[int] = typer.Option(None, help="Sample this many unknown texts per author."),
     known_per_label: Optional[int] = typer.Option(None, help="Per author, the first K texts are known (single corpus)."),
+    first_labels: Optional[int] = typer.Option(
+        None, help="Keep only the first N authors of a single risk corpus (in file order), read in place."),
+    texts_per_label: Optional[int] = typer.Option(
+        None, help="Keep only each author's first T texts of a single risk corpus, before the known/unknown split."),
     collapse_per_label: bool = typer.Option(False, help="Judge each unknown author's texts together (paper 004)."),
     embeddings: str = typer.Option("default", help="'default' or a vectors file."),
     vocab_size: Optional[int] = typer.Option(None, help="Keep only the K most frequent vocabulary words."),
@@ -510,6 +514,7 @@ def evaluate(
         label_field=label_field, utility_label_field=utility_label_field, known_per_label=known_per_label,
         unknown_per_label=unknown_per_label, encoding=encoding, utility_encoding=utility_encoding,
         seed=0 if seed is None else seed, attribute_field=attribute_field,
+        labels_limit=first_labels, texts_per_label=texts_per_label,
     )
     validate(plan, corpora)
     if out.exists() and not out.is_dir():

@@ -73,6 +73,10 @@ def compare(
     top_k: int = typer.Option(10, help="Top-k for identification."),
     known_per_label: Optional[int] = typer.Option(None, help="Per author, the first K texts are known (single corpus)."),
     unknown_per_label: Optional[int] = typer.Option(None, help="Sample this many unknown texts per author."),
+    first_labels: Optional[int] = typer.Option(
+        None, help="Keep only the first N authors of a single risk corpus (in file order), read in place."),
+    texts_per_label: Optional[int] = typer.Option(
+        None, help="Keep only each author's first T texts of a single risk corpus, before the known/unknown split."),
     collapse_per_label: bool = typer.Option(False, help="Judge each unknown author's texts together (per user)."),
     embeddings: str = typer.Option("default", help="'default' or a vectors file."),
     text_field: str = typer.Option("text", help="Text field of JSONL/CSV corpora."),
@@ -123,7 +127,7 @@ def compare(
         risk_corpus, risk_unknown=risk_unknown, utility_corpus=utility_corpus, text_field=text_field,
         label_field=label_field, utility_label_field=utility_label_field, known_per_label=known_per_label,
         unknown_per_label=unknown_per_label, encoding=encoding, seed=0 if run_seed is None else run_seed,
-        attribute_field=attribute_field,
+        attribute_field=attribute_field, labels_limit=first_labels, texts_per_label=texts_per_label,
     )
     validate_comparison(plan, corpora)
     if drawn and run_seed is not None:  # a seed the user gave is given again; a drawn one is kept

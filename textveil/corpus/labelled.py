@@ -209,6 +209,27 @@ def split_stratified(corpus: LabelledCorpus, held_out: float = 0.2, seed: int | 
     return corpus.subset(sorted(train), f"{corpus.name} (train)"), corpus.subset(sorted(test), f"{corpus.name} (test)")
 
 
+def first_labels(corpus: LabelledCorpus, labels: int | None = None, per_label: int | None = None) -> LabelledCorpus:
+    """The first ``labels`` labels in order of first appearance, and of each the first
+    ``per_label`` texts, in corpus order: a subset read in place (no copy of the corpus written).
+
+    >>> c = LabelledCorpus(["1", "2", "3", "4", "5"], ["a", "a", "b", "a", "c"])
+    >>> first_labels(c, labels=2, per_label=2).texts
+    ['1', '2', '3']
+    """
+    for value, option in ((labels, "--first-labels"), (per_label, "--texts-per-label")):
+        if value is not None and value < 1:
+            raise InvalidParameterError(f"{option} must be at least 1, got {value}")
+    kept = set(list(dict.fromkeys(corpus.labels))[:labels] if labels is not None else corpus.labels)
+    seen: dict[str, int] = defaultdict(int)
+    chosen = []
+    for index, label in enumerate(corpus.labels):
+        if label in kept and (per_label is None or seen[label] < per_label):
+            seen[label] += 1
+            chosen.append(index)
+    return corpus.subset(chosen)
+
+
 def sample_per_label(corpus: LabelledCorpus, per_label: int, seed: int | None = 0) -> LabelledCorpus:
     """At most ``per_label`` texts of each label, drawn at random (order kept)."""
     rng = np.random.default_rng(seed)

@@ -354,7 +354,8 @@ def _by_mechanism(planned: list[_Planned]) -> list[tuple[MechanismSpec | None, l
 
 def _steps(shared: _Sweep, item: _Planned) -> int:
     """Progress steps of one point: its releases, attacks and the utility tasks that apply."""
-    tasks = [name for name in shared.runners if not item.corpus_level or not UTILITY_TASKS.entry(name).needs_aligned_pairs]
+    name = item.spec.name if item.spec is not None else ""
+    tasks = [task for task in shared.runners if not_applicable(task, name, item.corpus_level) is None]
     trainings = list(shared.plan.trainings) if item.point.released else ["clean"]
     return 1 + len(shared.plan.attacks) * len(trainings) + ("release" in trainings) + len(tasks)
 

@@ -6,12 +6,14 @@ from pathlib import Path
 
 from textveil.corpus.labelled import (
     LabelledCorpus,
+    first_labels,
     label_attributes,
     read_labelled_corpus,
     sample_per_label,
     split_first_k,
     split_stratified,
 )
+from textveil.errors import InvalidParameterError
 from textveil.evaluation.experiment import EvaluationCorpora
 
 
@@ -42,6 +44,8 @@ def load_evaluation_corpora(
     utility_encoding: str | None = None,
     seed: int | None = 0,
     attribute_field: str | None = None,
+    labels_limit: int | None = None,
+    texts_per_label: int | None = None,
 ) -> EvaluationCorpora:
     """Known and unknown risk texts, and utility train/test texts.
 
@@ -51,9 +55,15 @@ def load_evaluation_corpora(
     the unknown texts (a sweep releases them once per grid point). Utility: a stratified
     ``held_out`` split of ``utility_corpus``. ``attribute_field``: a field of the risk corpus's
     records holding each author's attribute (industry, gender) for the attribute-F1 task.
+    ``labels_limit`` / ``texts_per_label``: a single risk corpus is first cut to its first
+    labels and the first texts of each (:func:`~textveil.corpus.labelled.first_labels`), read in
+    place.
     """
     risk_path = Path(risk_corpus)
     split = _split_folders(risk_path)
+    if (labels_limit is not None or texts_per_label is not None) and (risk_unknown is not None or split is not None):
+        raise InvalidParameterError("--first-labels and --texts-per-label cut a single risk corpus before its split; "
+                                    "leave them out when the known and unknown texts are given apart")
     if risk_unknown is not None:
         known = read_labelled_corpus(risk_path, text_field, label_field, encoding)
         unknown = read_labelled_corpus(risk_unknown, text_field, label_field, encoding)
@@ -61,7 +71,10 @@ def load_evaluation_corpora(
         known = read_labelled_corpus(split[0], text_field, label_field, encoding)
         unknown = read_labelled_corpus(split[1], text_field, label_field, encoding)
     else:
-        whole = read_labelled_corpus(risk_path, text_field, label_field, encoding).validate(what="risk corpus")
+        whole = read_labelled_corpus(risk_path, text_field, label_field, encoding)
+        if labels_limit is not None or texts_per_label is not None:
+            whole = first_labels(whole, labels_limit, texts_per_label)
+        whole.validate(what="risk corpus")
         per_label = known_per_label or max(1, min(whole.counts().values()) // 2)
         known, unknown = split_first_k(whole, per_label)
     if unknown_per_label is not None:
@@ -78,4 +91,6 @@ def load_evaluation_corpora(
         attributes = {}
         for source in [risk_path] + ([Path(risk_unknown)] if risk_unknown is not None else []):
             attributes.update(label_attributes(source, label_field, attribute_field, text_field, encoding))
+        present = set(known.labels) | set(unknown.labels)  # the authors evaluated, not the whole file's
+        attributes = {label: value for label, value in attributes.items() if label in present}
     return EvaluationCorpora(known, unknown, utility_train, utility_test, attributes)

@@ -299,7 +299,6 @@ def run_experiment(
     }
 
 
-
 def fit_for_sweep(mechanism: Mechanism, plan: ExperimentPlan, corpora: EvaluationCorpora, ledger: _Ledger,
                   say: Callable[[str], None], stage: str = "fit mechanism") -> None:
     """Fit a sweep's mechanism once, before any point: a trained model is released as trained;

@@ -14,8 +14,8 @@ is empty (or only whitespace) has nothing to predict: it is skipped and counted.
 
 Speed: about 85 tokens/s on a 2-core CPU for the bundled model (64 texts of about 100 tokens,
 ``batch_size=16``, float32; measured with two other CPU-bound jobs running, so about one core
-free). A release sample of 256 texts of 100 tokens therefore takes about 5 minutes there; a CUDA
-GPU is much faster.
+free). The sweep's sample (:class:`~textveil.evaluation.utility_tasks.FluencyRunner`: 96 texts of
+at most 64 tokens) therefore takes about a minute per release there; a CUDA GPU is much faster.
 
 >>> from textveil.models.toy_language_model import toy_language_model
 >>> toy = toy_language_model(["red", "blue", "green"])  # every logit 0: its 9 tokens equally likely
