@@ -215,3 +215,15 @@ def test_c50_char3_svm_identifies_authors() -> None:
                              unknown.texts, unknown.labels)
     assert result.n_candidates == 50 and result.n_unknown == 2500
     assert result.top1 >= 0.65, result
+
+
+@pytest.mark.parametrize("features", ["char3", "word1"])
+def test_known_texts_that_share_no_ngram_keep_the_ones_seen_once(features: str) -> None:
+    # a small release of random words: no n-gram is in two known texts, so min_df=2 would
+    # leave nothing; the attacker keeps what it saw once and still finds a repeated word
+    known = ["qxv", "bzj", "wkp", "fmy"]
+    attack = StylometricAttack(features, "svm", min_df=2).fit(known, ["a", "a", "b", "b"])
+    assert attack.min_df_ == 1
+    assert attack.scores(["qxv"]).shape == (1, 2)
+    assert attack.classes_[int(np.argmax(attack.scores(["bzj"])))] == "a"
+    assert StylometricAttack(features, "svm", min_df=2).fit(known * 2, ["a", "a", "b", "b"] * 2).min_df_ == 2

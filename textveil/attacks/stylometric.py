@@ -178,7 +178,8 @@ def _classifier(features: str, classifier: str, random_state: int | None) -> Any
 class StylometricAttack:
     """One attack of the suite: ``features`` x ``classifier`` (see the module notes).
 
-    ``min_df``: n-grams in fewer known texts are dropped. ``random_state`` seeds the SVM
+    ``min_df``: n-grams in fewer known texts are dropped, unless that would drop them all
+    (``min_df_`` is the value used). ``random_state`` seeds the SVM
     solver's order of coordinates; every other part is deterministic.
     """
 
@@ -206,14 +207,27 @@ class StylometricAttack:
         labels = [str(label) for label in labels]
         if len(set(labels)) < 2:
             raise InvalidParameterError(f"attack '{self.name}' needs known texts of at least two authors")
-        self.pipeline_ = Pipeline([
-            ("features", _vectoriser(self.features, self.min_df)),
+        self.min_df_ = self.min_df
+        self.pipeline_ = self._pipeline(self.min_df)
+        try:
+            self.pipeline_.fit(list(texts), labels)
+        except ValueError as error:
+            # Known texts that share no n-gram (a small release of random words): the attacker
+            # keeps the n-grams seen once rather than give up, as a real one would.
+            if "no terms remain" not in str(error) or self.min_df == 1:
+                raise
+            self.min_df_ = 1
+            self.pipeline_ = self._pipeline(1)
+            self.pipeline_.fit(list(texts), labels)
+        self.classes_ = [str(label) for label in self.pipeline_.classes_]
+        return self
+
+    def _pipeline(self, min_df: int) -> Pipeline:
+        return Pipeline([
+            ("features", _vectoriser(self.features, min_df)),
             ("normalise", _normaliser(self.features, self.classifier)),
             ("classify", _classifier(self.features, self.classifier, self.random_state)),
         ])
-        self.pipeline_.fit(list(texts), labels)
-        self.classes_ = [str(label) for label in self.pipeline_.classes_]
-        return self
 
     def transform(self, texts: Sequence[str]) -> Any:
         """The feature vectors the classifier reads (sparse for n-grams, dense for writeprints)."""
