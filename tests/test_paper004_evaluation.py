@@ -16,6 +16,7 @@ from textveil.evaluation.corpora import load_evaluation_corpora
 from textveil.evaluation.experiment import EvaluationCorpora
 from textveil.evaluation.utility_tasks import UTILITY_TASKS
 from textveil.mechanisms.synthesis import NeuralSynthesis
+from textveil.pii import EntityOptions
 
 BLOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "blog_short" / "blog_short.jsonl"
 
@@ -87,7 +88,8 @@ def test_attribute_f1_and_memorisation_tasks():
 def test_synthetic_sweep_fits_per_author_and_measures_every_temperature(corpora, tmp_path):
     plan = ExperimentPlan(mechanism="synth", grid=[0.5, 1.5], seed=3, attacks=["char1-knn"],
                           utility=["unigram-cosine", "attribute-f1", "memorisation", "semantic-similarity"],
-                          mechanism_options=TINY, collapse_per_label=True)
+                          mechanism_options=TINY, collapse_per_label=True,
+                          entities=EntityOptions(operator="off"))  # the model alone, on its toy words
     results = run_experiment(corpora, plan, cache_folder=tmp_path / "cache")
     points = {p["label"]: p for p in results["points"]}
     assert list(points) == ["none", "0.5", "1.5"]

@@ -362,11 +362,11 @@ def test_guarantee_json_schema_is_stable() -> None:
     from textveil.privacy.guarantee import GUARANTEE_SCHEMA
 
     data = Guarantee("emp", 2.0, "metric", words_protected=3).to_dict()
-    assert GUARANTEE_SCHEMA == "textveil.guarantee/3"
+    assert GUARANTEE_SCHEMA == "textveil.guarantee/4"
     assert sorted(data) == sorted([
         "schema", "mechanism", "epsilon", "metric", "words_protected", "tokens_passed_through", "tokens_dropped",
         "layout", "kind", "unit", "composition", "unprotected", "assumptions", "statement", "formula",
-        "document_epsilon", "l"])
+        "document_epsilon", "l", "entity_stage"])
     dp = Guarantee("syntf", 0.5, kind="dp", unit="token", words_protected=4, composition="sequential",
                    unprotected=("the number of tokens (4)",), statement="s").to_dict()
     assert dp["formula"] == "epsilon * N" and dp["document_epsilon"] == 2.0 and dp["kind"] == "dp"

@@ -96,8 +96,10 @@ def test_the_page_releases_text_with_the_changed_words_highlighted(page, tmp_pat
     assert "At epsilon 5" in page.inner_text("#reading")
     page.click("details summary")
     page.fill("#seed", "3")
+    page.select_option("#entities", "off")  # the mechanism alone: every changed word shows in both texts
     with page.expect_response(lambda r: r.url.endswith("/v1/sanitize")) as answered:
         page.click("#release")
+    assert answered.value.request.post_data_json["entities"] == {"operator": "off"}
     response = answered.value.json()
     page.wait_for_selector("#released mark", timeout=20000)
     changed = response["releases"][0]["changed"]
@@ -107,6 +109,7 @@ def test_the_page_releases_text_with_the_changed_words_highlighted(page, tmp_pat
     assert page.locator("#original mark").count() == len(changed)
     assert page.inner_text("#released") == response["releases"][0]["text"]
     assert "epsilon = 5 per token" in page.inner_text("#guarantee")
+    assert "entity stage: off" in page.inner_text("#entity-summary")
     assert "author-1" in page.inner_text("#budget")
     shot = tmp_path / "page.png"
     page.screenshot(path=str(shot), full_page=True)
@@ -119,6 +122,34 @@ def test_the_page_releases_text_with_the_changed_words_highlighted(page, tmp_pat
         page.click("#download-json")
     saved = json.loads(Path(downloaded.value.path()).read_text(encoding="utf-8"))
     assert saved["releases"] == response["releases"]
+
+
+def test_the_page_highlights_the_replaced_entities_in_the_original(page):
+    """The default entity stage (placeholders) before the mechanism: the original shows each
+    replaced entity at the response's offsets, its title naming the type and the replacement,
+    and the stage's summary line sits beside the guarantee."""
+    text = "Hi, I am Margaret Okafor from Portland."
+    page.wait_for_selector("#curve path.unchanged", timeout=20000)
+    assert page.input_value("#entities") == "placeholder"  # on by default
+    page.fill("#text", text)
+    page.fill("#subject", "author-4")
+    with page.expect_response(lambda r: r.url.endswith("/v1/sanitize")) as answered:
+        page.click("#release")
+    response = answered.value.json()
+    entities = response["releases"][0]["entities"]
+    assert {e["type"] for e in entities} >= {"PERSON", "LOCATION"}
+    page.wait_for_selector("#original mark.entity", timeout=20000)
+    marks = page.locator("#original mark.entity")
+    assert marks.count() == len(entities)
+    assert marks.all_inner_texts() == [text[e["start"]:e["end"]] for e in entities]
+    assert "Margaret Okafor" in marks.all_inner_texts() and "Portland" in marks.all_inner_texts()
+    titles = [marks.nth(i).get_attribute("title") for i in range(marks.count())]
+    assert all(t.startswith(f"{e['type']} \u2192 {e['replacement']}") for t, e in zip(titles, entities))
+    assert page.inner_text("#original") == text  # the original, whole: the highlights only wrap it
+    assert "Margaret" not in page.inner_text("#released") and "Okafor" not in page.inner_text("#released")
+    assert page.inner_text("#entity-summary") == response["entity_stage"]["summary"] + "."
+    assert "entity stage (placeholder): replaced" in page.inner_text("#entity-summary")
+    assert "entity stage" in page.inner_text("#guarantee").lower()
 
 
 def test_the_page_draws_syntfs_curve_measured_from_its_releases(page):

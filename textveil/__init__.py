@@ -1,8 +1,12 @@
 """textveil: release text with a formal guarantee against authorship re-identification.
 
->>> from textveil import EarthMoversPrivacy, load_embeddings  # doctest: +SKIP
->>> EarthMoversPrivacy(epsilon=20, embeddings=load_embeddings()).sanitize("The market rallied.").text  # doctest: +SKIP
-'The market rallied.'
+>>> import textveil  # doctest: +SKIP
+>>> textveil.mechanism("emp", epsilon=20, seed=7).sanitize("Margaret Okafor's market in Portland rallied.").text  # doctest: +SKIP
+'< Person > market in < location > rallied.'
+
+``textveil.mechanism`` puts the entity stage (names, places and contact details out, Presidio)
+before the mechanism, as every command does; the classes themselves (``EarthMoversPrivacy``...)
+are the mechanisms alone.
 """
 
 from typing import Any
@@ -13,6 +17,23 @@ from textveil.mechanisms import Mechanism, Release
 from textveil.privacy import Guarantee, Secret
 
 __version__ = "0.3.0"
+
+
+def mechanism(name: str, *, entities: Any = None, embeddings: Any = None, **parameters: Any) -> Any:
+    """The mechanism ``name`` with its ``parameters``, the entity stage before it: placeholders
+    unless ``entities`` (a :class:`textveil.pii.EntityOptions`) says otherwise. The default
+    embeddings are loaded for a mechanism that works with embeddings when none are given.
+
+    >>> mechanism("redact", entities=__import__("textveil.pii").pii.EntityOptions(operator="off")).name
+    'redact'
+    """
+    from textveil.evaluation.releasing import build_mechanism
+    from textveil.mechanisms.registry import MECHANISMS
+    from textveil.pii import EntityOptions
+
+    if embeddings is None and "embeddings" in getattr(MECHANISMS.load(name), "resources", ()):
+        embeddings = load_embeddings()
+    return build_mechanism(name, {}, embeddings, entities=entities or EntityOptions(), **parameters)
 
 
 def __getattr__(name: str) -> Any:
@@ -43,6 +64,7 @@ __all__ = [
     "earth_movers_distance",
     "indistinguishability_bound",
     "load_embeddings",
+    "mechanism",
     "read_embeddings",
     "utility_lower_bound",
 ]

@@ -22,6 +22,7 @@ from textveil.cli_budget import plan_budget, register_budget_commands, report_bu
 from textveil.cli_models import register_model_commands
 from textveil.cli_pivot import attack_frequency, pivot_app
 from textveil.cli_support import (
+    with_entity_options,
     Layout,
     OutputFormat,
     given_options,
@@ -91,6 +92,7 @@ def mechanisms(
 
 
 @app.command()
+@with_entity_options
 def sanitize(
     inputs: list[str] = typer.Argument(..., help="Files, folders, or '-' for standard input.", show_default=False),
     mechanism: Optional[str] = typer.Option(
@@ -126,8 +128,12 @@ def sanitize(
     subject_field: Optional[str] = typer.Option(
         None, "--subject-field", help="With --ledger: the JSONL/CSV field naming each record's subject."),
     dataset: str = typer.Option("default", "--dataset", help="With --ledger: the dataset the subjects belong to."),
+    entity_stage: object = None,
 ) -> None:
-    """Release text with a mechanism; print or write the release and report the guarantee."""
+    """Release text with a mechanism; print or write the release and report the guarantee.
+
+    Names, places, organisations and contact details are replaced first (--entities), then the
+    mechanism releases the text."""
     from textveil.corpus.reading import expand_inputs, read_documents
     from textveil.corpus.writing import atomic_write_text, render_releases
     from textveil.corpus.outputs import check_vocabulary_corpus, plan_output_paths
@@ -160,7 +166,8 @@ def sanitize(
             vocab_documents = read_documents(expand_inputs([str(vocab_corpus)]), text_field, encoding)
             table = table.restrict_to_words(_corpus_words(vocab_documents))
         shared["embeddings"] = table
-    engine = build_mechanism(mechanism, options, shared.get("embeddings"), model=model, seed=seed)
+    engine = build_mechanism(mechanism, options, shared.get("embeddings"), entities=entity_stage, model=model,
+                             seed=seed)
     if fit_corpus is not None:
         fit_documents = read_documents(expand_inputs([str(fit_corpus)]), text_field, encoding)
         with stderr.status(f"fitting {mechanism} on {len(fit_documents):,} texts of {fit_corpus}"):
@@ -201,6 +208,7 @@ def _report(releases, engine, output: Optional[Path]) -> None:
     if not releases:
         stderr.print(f"released 0 documents{where}")
         return
+    _report_entity_stage(releases, engine)
     first = releases[0].guarantee
     protected = sum(r.guarantee.words_protected for r in releases)
     unchanged = sum(r.words_unchanged for r in releases)
@@ -238,6 +246,19 @@ def _report(releases, engine, output: Optional[Path]) -> None:
         stderr.print("assumes: " + "; ".join(first.assumptions))
     if first.layout == "keep":
         stderr.print(f"{KEEP_LAYOUT_WARNING} (drop --layout keep to privatise them)", style="bold yellow", markup=False)
+
+
+def _report_entity_stage(releases, engine) -> None:
+    """What the entity stage replaced, and its speed beside the mechanism's."""
+    from textveil.pii.stage import EntityOptions, entity_counts, stage_summary
+
+    options = getattr(engine, "entity_options", EntityOptions(operator="off"))
+    stderr.print(stage_summary(options.public(), entity_counts(releases)),
+                 style=None if options.enabled else "bold yellow", markup=False)
+    speeds = engine.speeds() if hasattr(engine, "speeds") else {}
+    if all(speeds.values()) and speeds:
+        stderr.print("speed: " + "; ".join(f"{name} {rate:,.0f} words/s" for name, rate in speeds.items()),
+                     markup=False)
 
 
 def _document_epsilons(releases) -> str:
@@ -330,6 +351,7 @@ app.add_typer(attack_app, name="attack")
 
 
 @attack_app.callback(invoke_without_command=True)
+@with_entity_options
 def attack(
     context: typer.Context,
     known: Optional[Path] = typer.Option(None, help="Known texts: a folder per author, or JSONL/CSV."),
@@ -356,6 +378,7 @@ def attack(
     vocab_size: Optional[int] = typer.Option(None, help="With --release-known-with: keep the K most frequent words."),
     decode: Optional[Decoder] = typer.Option(None, help="With --release-known-with: exact, screened or approx decoding."),
     settings: Optional[list[str]] = typer.Option(None, "--set", help="With --release-known-with: any other parameter, NAME=VALUE."),
+    entity_stage: object = None,
 ) -> None:
     """Attribute unknown texts to the authors of known texts; print top-1..k accuracy and chance.
 
@@ -401,7 +424,7 @@ def attack(
 
         table = load_cli_embeddings(embeddings, vocab_size)
         cache = ReleaseCache(cache_root() / "releases")  # only a seeded release is stored
-        engine = build_mechanism(release_known_with, parameters, table, seed=release_seed)
+        engine = build_mechanism(release_known_with, parameters, table, entities=entity_stage, seed=release_seed)
         with progress_bar() as progress:
             task = progress.add_task(f"releasing the known texts with {release_known_with}", total=len(known_corpus))
             known_texts = release_corpus(engine, known_corpus, cache,
@@ -433,6 +456,7 @@ def attack(
 
 
 @app.command()
+@with_entity_options
 def evaluate(
     risk_corpus: Path = typer.Option(..., help="Labelled corpus for authorship risk (a train/test folder pair, a folder per author, or JSONL/CSV)."),
     out: Path = typer.Option(..., help="Folder for results.json, report.md, report.html and figures."),
@@ -457,9 +481,11 @@ def evaluate(
     unknown_per_label: Optional[int] = typer.Option(None, help="Sample this many unknown texts per author."),
     known_per_label: Optional[int] = typer.Option(None, help="Per author, the first K texts are known (single corpus)."),
     first_labels: Optional[int] = typer.Option(
-        None, help="Keep only the first N authors of a single risk corpus (in file order), read in place."),
+        None, help="Keep only the first N authors (in file order; of the known corpus when known and unknown are "
+        "given apart), read in place."),
     texts_per_label: Optional[int] = typer.Option(
-        None, help="Keep only each author's first T texts of a single risk corpus, before the known/unknown split."),
+        None, help="Keep only each author's first T texts (of a single corpus before its known/unknown split; of "
+        "each, given apart)."),
     collapse_per_label: bool = typer.Option(False, help="Judge each unknown author's texts together (paper 004)."),
     embeddings: str = typer.Option("default", help="'default' or a vectors file."),
     vocab_size: Optional[int] = typer.Option(None, help="Keep only the K most frequent vocabulary words."),
@@ -481,6 +507,7 @@ def evaluate(
         "punctuation and spacing copied, NOT protected)."),
     bag_of_words: bool = typer.Option(False, help="emp: release sorted bags of words (paper 001)."),
     settings: Optional[list[str]] = typer.Option(None, "--set", help="Any other parameter of the mechanism, NAME=VALUE (repeatable)."),
+    entity_stage: object = None,
 ) -> None:
     """Sweep a mechanism over a parameter grid; attack and measure each release; write a report."""
     from textveil.embeddings.default_model import cache_root
@@ -508,6 +535,7 @@ def evaluate(
         seed=seed, repeats=repeats, top_k=top_k, collapse_per_label=collapse_per_label, embeddings=embeddings,
         mechanism_options=options, trainings=parse_trainings(trainings), model=None if model is None else str(model),
         attacker_model=None if attacker_model is None else str(attacker_model),
+        entities=entity_stage,
     )
     corpora = load_evaluation_corpora(
         risk_corpus, risk_unknown=risk_unknown, utility_corpus=utility_corpus, text_field=text_field,

@@ -15,7 +15,13 @@ from typing import Optional
 
 import typer
 
-from textveil.cli_support import language_model_option, progress_bar, require_parameters, stderr
+from textveil.cli_support import (
+    with_entity_options,
+    language_model_option,
+    progress_bar,
+    require_parameters,
+    stderr,
+)
 from textveil.errors import InputError, InvalidParameterError
 
 
@@ -49,6 +55,7 @@ def _mechanism_specs(mechanisms: list[str], settings: list[str]) -> list:
     return specs
 
 
+@with_entity_options
 def compare(
     risk_corpus: Path = typer.Option(..., help="Labelled corpus for authorship risk (a train/test folder pair, a folder per author, or JSONL/CSV)."),
     out: Path = typer.Option(..., help="Folder for results.json, report.md, report.html and frontier.png."),
@@ -74,9 +81,11 @@ def compare(
     known_per_label: Optional[int] = typer.Option(None, help="Per author, the first K texts are known (single corpus)."),
     unknown_per_label: Optional[int] = typer.Option(None, help="Sample this many unknown texts per author."),
     first_labels: Optional[int] = typer.Option(
-        None, help="Keep only the first N authors of a single risk corpus (in file order), read in place."),
+        None, help="Keep only the first N authors (in file order; of the known corpus when known and unknown are "
+        "given apart), read in place."),
     texts_per_label: Optional[int] = typer.Option(
-        None, help="Keep only each author's first T texts of a single risk corpus, before the known/unknown split."),
+        None, help="Keep only each author's first T texts (of a single corpus before its known/unknown split; of "
+        "each, given apart)."),
     collapse_per_label: bool = typer.Option(False, help="Judge each unknown author's texts together (per user)."),
     embeddings: str = typer.Option("default", help="'default' or a vectors file."),
     text_field: str = typer.Option("text", help="Text field of JSONL/CSV corpora."),
@@ -86,6 +95,7 @@ def compare(
     encoding: str = typer.Option("utf-8", help="Encoding of the risk corpus."),
     trainings: str = typer.Option("clean,release", help="What attacks are fitted on: clean, release or both."),
     no_cache: bool = typer.Option(False, help="Keep nothing between runs (no release cache, no resume)."),
+    entity_stage: object = None,
 ) -> None:
     """Compare mechanisms on one split: the same attacks and utility for every release, one frontier."""
     from textveil.embeddings.default_model import cache_root
@@ -122,6 +132,7 @@ def compare(
         trainings=parse_trainings(trainings), seed=run_seed, top_k=top_k, collapse_per_label=collapse_per_label,
         embeddings=embeddings, language_model=None if language_model is None else str(language_model.resolve()),
         thresholds=risks,
+        entities=entity_stage,
     )
     corpora = load_evaluation_corpora(
         risk_corpus, risk_unknown=risk_unknown, utility_corpus=utility_corpus, text_field=text_field,

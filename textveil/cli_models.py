@@ -14,11 +14,17 @@ from typing import Optional
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from textveil.cli_support import given_options, load_cli_embeddings, stderr
+from textveil.cli_support import (
+    with_entity_options,
+    given_options,
+    load_cli_embeddings,
+    stderr,
+)
 from textveil.cli_synthesis import read_user_texts
 from textveil.errors import InputError, InvalidParameterError
 
 
+@with_entity_options
 def train(
     mechanism: str = typer.Argument(
         ..., help="A mechanism that learns (see 'textveil mechanisms'): erae, aedp, syntf, synth."),
@@ -38,11 +44,17 @@ def train(
     embeddings: str = typer.Option("default", help="'default' or a vectors file (initial token embeddings)."),
     text_field: str = typer.Option("text", help="Text field of JSONL/CSV inputs."),
     encoding: str = typer.Option("utf-8", help="Encoding of the inputs."),
+    entity_stage: object = None,
 ) -> None:
-    """Train a mechanism on a corpus and save it; an interrupted run resumes from its checkpoint."""
+    """Train a mechanism on a corpus and save it; an interrupted run resumes from its checkpoint.
+
+    The training texts go through the entity stage first (--entities): a model never learns a
+    name it could write back."""
     from textveil.corpus.reading import expand_inputs, read_documents
     from textveil.mechanisms.base import MANIFEST, Mechanism
     from textveil.mechanisms.registry import MECHANISMS
+    from textveil.pii.screened import record_training_stage, screen_corpus
+    from textveil.pii.stage import EntityStage, stage_summary
 
     entry = MECHANISMS.entry(mechanism)
     options = given_options(mechanism, settings, epsilon=epsilon)
@@ -78,9 +90,14 @@ def train(
     else:
         texts = [d.text for d in read_documents(expand_inputs([str(corpus)]), text_field, encoding)]
         dev = [d.text for d in read_documents(expand_inputs([str(dev_corpus)]), text_field, encoding)] if dev_corpus else []
+    stage = EntityStage(entity_stage)
+    with stderr.status("replacing names, places and contact details in the training texts"):
+        texts, replaced = screen_corpus(stage, texts)
+        dev = screen_corpus(stage, dev)[0]
     shared = {"embeddings": load_cli_embeddings(embeddings, None)} if "embeddings" in cls.resources else {}
     neural = hasattr(cls, "train")
     engine = MECHANISMS.make(mechanism, shared=shared, **options, seed=seed, **({"device": device} if neural else {}))
+    record_training_stage(engine, stage)
     if neural:
         with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), TimeRemainingColumn(),
@@ -96,6 +113,7 @@ def train(
         with stderr.status(f"fitting {mechanism} on {len(texts):,} texts"):
             engine.fit(texts, users)
     engine.save(out)
+    stderr.print(stage_summary(stage.options.public(), replaced), markup=False)
     how = (f"release with '{cls.release_command.replace('DIR', str(out))}'" if cls.release_command
            else f"sanitize with --mechanism {mechanism} --model {out}")
     writers = f" of {len(set(users)):,} users" if users is not None else ""

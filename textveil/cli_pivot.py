@@ -15,7 +15,12 @@ from typing import Optional
 
 import typer
 
-from textveil.cli_support import progress_bar, stderr, warn_copied_fields
+from textveil.cli_support import (
+    with_entity_options,
+    progress_bar,
+    stderr,
+    warn_copied_fields,
+)
 from textveil.errors import InputError
 
 pivot_app = typer.Typer(help="PIVOT (paper 003): one-to-many word mapping against frequency analysis, with a key "
@@ -58,6 +63,7 @@ def check_key_path(key: Path, release_targets: list[Path], release_root: Path, i
 
 
 @pivot_app.command("encode")
+@with_entity_options
 def encode(
     inputs: list[str] = typer.Argument(..., help="The corpus: files, folders (one text per file), JSONL or CSV.",
                                        show_default=False),
@@ -71,23 +77,32 @@ def encode(
     text_field: str = typer.Option("text", help="Text field of JSONL/CSV inputs."),
     input_format: str = typer.Option("auto", help="auto (by extension), text, jsonl or csv."),
     encoding: str = typer.Option("utf-8", help="Encoding of the inputs."),
+    entity_stage: object = None,
 ) -> None:
-    """Replace every token of a corpus by code words (one word -> many), write the release and the key."""
+    """Replace every token of a corpus by code words (one word -> many), write the release and the key.
+
+    Names, places and contact details are replaced first (--entities)."""
     from textveil.corpus.outputs import plan_output_paths
     from textveil.corpus.reading import expand_inputs, read_documents
     from textveil.mechanisms.pivot import Pivot
+    from textveil.pii.screened import screen_corpus
+    from textveil.pii.stage import EntityStage, stage_summary
 
     engine = Pivot(l=l, part_size=part_size, seed=seed)  # bad l or part size: one line, before any reading
+    stage = EntityStage(entity_stage)
     files = expand_inputs(inputs, input_format)
     single_target = len(files) == 1 and Path(inputs[0]).is_file()
     targets = plan_output_paths(files, out, single_target, "")
     check_key_path(key, list(targets.values()), out, inputs, force)
     documents = read_documents(files, text_field, encoding)
+    with stderr.status("replacing names, places and contact details"):
+        texts, replaced = screen_corpus(stage, [d.text for d in documents])
     with progress_bar() as progress:
         task = progress.add_task("encoding", total=len(documents))
-        encoding_result = engine.encode([d.text for d in documents], progress=lambda done: progress.advance(task, done))
+        encoding_result = engine.encode(texts, progress=lambda done: progress.advance(task, done))
     encoding_result.key.save(key, force=force)  # first: a release whose key was lost could never be mapped back
     _write_texts(documents, encoding_result.releases, targets, text_field, encoding)
+    stderr.print(stage_summary(stage.options.public(), replaced), markup=False)
     tokens = sum(r.guarantee.words_protected for r in encoding_result.releases)
     code_words = len(encoding_result.key.decoder)
     stderr.print(f"encoded {len(documents):,} text(s), {tokens:,} tokens, as {code_words:,} code words -> {out}; "

@@ -18,6 +18,7 @@ from typing import Any, Optional
 import typer
 
 from textveil.cli_support import (
+    with_entity_options,
     Layout,
     given_options,
     language_model_option,
@@ -31,6 +32,7 @@ from textveil.errors import InputError, InvalidParameterError
 from textveil.release.job import DEFAULT_SHARD_SIZE
 
 
+@with_entity_options
 def release(
     inputs: list[str] = typer.Argument(..., help="Files (JSONL, CSV, Parquet, text) and folders.", show_default=False),
     out: Path = typer.Option(..., "--out", help="Folder for the shards and manifest.json: new or empty, or the "
@@ -68,6 +70,7 @@ def release(
     subject_field: Optional[str] = typer.Option(
         None, "--subject-field", help="With --ledger: the field naming each record's subject."),
     dataset: str = typer.Option("default", "--dataset", help="With --ledger: the dataset the subjects belong to."),
+    entity_stage: object = None,
 ) -> None:
     """Release a corpus of any size into shards in --out, streaming, with a manifest; a killed run
     resumes where it stopped (run the same command again). Each record keeps its other fields."""
@@ -94,8 +97,13 @@ def release(
     checked = plan_budget(ledger, subject, subject_field, dataset, [])  # the options' one-line errors
     if checked is not None:
         budget = LedgerPlan(checked.ledger, dataset, subject, subject_field)
+    stage = entity_stage
+    if stage.operator == "pseudonym" and stage.key_file is None:
+        raise InputError("release with --entities pseudonym needs --pseudonym-key FILE: every worker must draw "
+                         "pseudonyms with the same key")
     spec = MechanismSpec(name, options, embeddings if "embeddings" in getattr(cls, "resources", ()) else None,
-                         vocab_size, None if model is None else str(model.resolve()))
+                         vocab_size, None if model is None else str(model.resolve()),
+                         entities=stage.to_spec())
     job = ReleaseJob(inputs, out, spec, text_field=text_field, encoding=encoding, input_format=input_format,
                      shard_size=shard_size, seed=seed, budget=budget)
     with progress_bar() as bar:
@@ -126,7 +134,13 @@ def _report(manifest: dict[str, Any], out: Path) -> None:
     reports it from the releases' Guarantees)."""
     from textveil.privacy.guarantee import KEEP_LAYOUT_WARNING
 
+    from textveil.pii.stage import stage_summary
+    from textveil.release.shards import ENTITY_STAT
+
     totals, released, guarantee = manifest["totals"], manifest.get("released", {}), manifest["guarantee"]
+    replaced = {k[len(ENTITY_STAT):]: v for k, v in released.items() if k.startswith(ENTITY_STAT)}
+    stderr.print(stage_summary(manifest.get("fingerprint", {}).get("entities", {}), replaced), markup=False,
+                 highlight=False)
     where = (f"released {totals['records']:,} records ({totals['words']:,} words) in {totals['shards']:,} "
              f"{manifest['output']['format']} shard(s) -> {out} (manifest: {out / 'manifest.json'})")
     limit = manifest.get("parameters", {}).get("max_new_tokens")

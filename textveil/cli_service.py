@@ -1,7 +1,8 @@
 """The ``serve`` command: the local service and its web page (:mod:`textveil.service`).
 
 It reads the options and the token, and hands them to :func:`textveil.service.run_service`.
-The token is read from a file or from ``TEXTVEIL_API_TOKEN`` and never printed or logged.
+The token is read from a file or from ``TEXTVEIL_API_TOKEN`` and never printed or logged; so is
+the pseudonym key (``--pseudonym-key FILE``).
 No privacy logic lives here.
 """
 
@@ -62,15 +63,22 @@ def serve(
         None, "--model", help="A trained mechanism's folder ('textveil train') to release with, or a language model "
         "for paraphrase and restyle (a .gguf file or a Hugging Face causal LM folder; requests name it by its file "
         "or folder name); repeatable."),
+    pseudonym_key: Optional[Path] = typer.Option(
+        None, "--pseudonym-key", help="A file holding the key of the entity stage's pseudonyms (requests with "
+        "entities.operator 'pseudonym'): the same key gives the same pseudonyms across restarts; default: a fresh key, "
+        "for as long as the service runs. Never printed, logged or written."),
 ) -> None:
     """Run the local service: the HTTP API (/v1, docs at /docs) and the web page (/, /results)."""
     from textveil.service import ServiceSettings, run_service
 
+    from textveil.service.engine import read_pseudonym_key
+
     options = {} if concurrency is None else {"concurrency": concurrency}
+    key = None if pseudonym_key is None else read_pseudonym_key(pseudonym_key)  # unreadable: one line, now
     settings = ServiceSettings(
         ledger=ledger, api_token=read_token(token_file), max_body_bytes=max_body_bytes, max_text_chars=max_text_chars,
         max_texts=max_texts, request_timeout=timeout, cors_origins=tuple(cors_origins or ()), embeddings=embeddings,
-        models=tuple(models or ()), **options)
+        models=tuple(models or ()), pseudonym_key=key, **options)
     run_service(host, port, settings)
 
 

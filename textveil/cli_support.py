@@ -7,6 +7,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Optional
 
+import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -132,3 +133,67 @@ def warn_copied_field_names(names) -> None:
         stderr.print(f"WARNING: the records' other fields ({', '.join(copied)}) are copied into the release unchanged "
                      "and are NOT protected; drop them from the input if they identify anyone",
                      style="bold yellow", markup=False)
+
+
+# The entity stage's options, declared once and added by @with_entity_options to every command
+# that releases or learns from text (sanitize, release, evaluate, compare, attack, train, pivot).
+_ENTITY_OPTIONS = (
+    ("entities", str, typer.Option(
+        "placeholder", "--entities",
+        help="Entity stage before the mechanism (names, places, organisations, contacts; Presidio + spaCy): "
+        "placeholder (<PERSON>, the default), pseudonym (keyed fake values), drop, or off.")),
+    ("entity_types", Optional[str], typer.Option(
+        None, "--entity-types", help="Comma-separated Presidio entity types to replace (default: PERSON, LOCATION, "
+        "ORGANIZATION, NRP, EMAIL_ADDRESS, PHONE_NUMBER, URL, IP_ADDRESS, CREDIT_CARD, IBAN_CODE, US_SSN; add "
+        "DATE_TIME for dates).")),
+    ("allow_entity", Optional[list[str]], typer.Option(
+        None, "--allow-entity", help="A word the entity stage never replaces (repeatable, or comma-separated).")),
+    ("deny_entity", Optional[list[str]], typer.Option(
+        None, "--deny-entity", help="A word the entity stage always replaces, as CUSTOM (repeatable, or "
+        "comma-separated).")),
+    ("pseudonym_key", Optional[Path], typer.Option(
+        None, "--pseudonym-key", help="With --entities pseudonym: a file holding the key (the same key gives the "
+        "same pseudonyms across runs; default: a fresh key, this run only). Never written anywhere.")),
+    ("entity_scope", str, typer.Option(
+        "corpus", "--entity-scope", help="With --entities pseudonym: one pseudonym per entity across the corpus, or "
+        "per document.")),
+)
+
+
+def with_entity_options(command):
+    """Give a command the entity stage's options; it receives them parsed, as one keyword
+    argument ``entity_stage`` (an :class:`~textveil.pii.EntityOptions`), and declares no option itself."""
+    import functools
+    import inspect
+
+    signature = inspect.signature(command)
+    own = [p for p in signature.parameters.values() if p.name != "entity_stage"]
+    added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
+             for name, kind, option in _ENTITY_OPTIONS]
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        given = {name: kwargs.pop(name) for name, _, _ in _ENTITY_OPTIONS}
+        return command(*args, entity_stage=entity_options(**given), **kwargs)
+
+    wrapper.__signature__ = signature.replace(parameters=own + added)  # type: ignore[attr-defined]
+    return wrapper
+
+
+def entity_options(entities: str, entity_types: Optional[str], allow_entity: Optional[list[str]],
+                   deny_entity: Optional[list[str]], pseudonym_key: Optional[Path], entity_scope: str):
+    """The entity stage's options as the user gave them (checked when the stage is built)."""
+    from textveil.pii.stage import DEFAULT_TYPES, EntityOptions, read_key
+
+    def words(values: Optional[list[str]]) -> tuple[str, ...]:
+        return tuple(word.strip() for value in values or [] for word in value.split(",") if word.strip())
+
+    key = None
+    if pseudonym_key is not None:
+        if entities != "pseudonym":
+            raise InvalidParameterError("--pseudonym-key is for --entities pseudonym; drop it or pass that")
+        key = read_key(str(pseudonym_key))
+    types = tuple(t.strip() for t in entity_types.split(",")) if entity_types is not None else DEFAULT_TYPES
+    return EntityOptions(operator=entities, entity_types=types, allow=words(allow_entity), deny=words(deny_entity),
+                         key=key, key_file=None if pseudonym_key is None else str(Path(pseudonym_key).resolve()),
+                         scope=entity_scope)

@@ -60,6 +60,8 @@ from textveil.evaluation.releasing import build_mechanism
 from textveil.evaluation.trainings import TRAININGS
 from textveil.evaluation.utility_tasks import UTILITY_TASKS
 from textveil.mechanisms.registry import MECHANISMS
+from textveil.pii.screened import as_attacker
+from textveil.pii.stage import EntityOptions, EntityStage
 from textveil.privacy.secrets import Secret
 
 # The attacks every release meets unless told otherwise: linear SVMs on character 3-grams and
@@ -145,6 +147,8 @@ class ComparisonPlan:
     embeddings: str = "default"
     language_model: str | None = None
     thresholds: list[float] = field(default_factory=lambda: list(DEFAULT_THRESHOLDS))
+    entities: EntityOptions = field(default_factory=EntityOptions)
+    """The entity stage before every mechanism compared (one stage for all)."""
 
     def sweep_plan(self, spec: MechanismSpec) -> ExperimentPlan:
         """The sweep of one mechanism, with the comparison's shared settings."""
@@ -152,7 +156,8 @@ class ComparisonPlan:
             mechanism=spec.name, grid=list(spec.grid), attacks=list(self.attacks), utility=list(self.utility),
             seed=self.seed, top_k=self.top_k, collapse_per_label=self.collapse_per_label,
             include_unmodified=False, embeddings=self.embeddings, mechanism_options=dict(spec.options),
-            trainings=list(self.trainings), model=spec.model, language_model=self.language_model)
+            trainings=list(self.trainings), model=spec.model, language_model=self.language_model,
+            entities=self.entities)
 
 
 def validate_comparison(plan: ComparisonPlan, corpora: EvaluationCorpora) -> None:
@@ -201,6 +206,7 @@ def point_key(plan: ComparisonPlan, corpora: EvaluationCorpora, spec: MechanismS
         "corpora": [c.content_hash() if c is not None else None for c in (
             corpora.risk_known, corpora.risk_unknown, corpora.utility_train, corpora.utility_test)],
         "attributes": sorted((corpora.attributes or {}).items()),
+        "entities": plan.entities.public(),
         "mechanism": None if spec is None else {
             "name": spec.name, "options": {k: _shown(v) for k, v in sorted(spec.options.items())},
             "model": _model_digest(spec.model), "value": value},
@@ -302,6 +308,7 @@ def run_comparison(
 
     measured: dict[str, dict[str, Any]] = {}
     read_back: set[str] = set()
+    stage: EntityStage | None = None  # one for every mechanism: each text is screened once
     # the unmodified text first: the report's reference row and the length floor
     for spec, items in _by_mechanism(planned):
         sweep: _Sweep | None = None
@@ -315,8 +322,11 @@ def run_comparison(
                 continue
             if sweep is None:
                 base = shared_sweep()
+                if spec is not None and stage is None:
+                    with ledger.timed("load entity stage"):
+                        stage = EntityStage(plan.entities)
                 sweep = base if spec is None else _mechanism_sweep(base, plan, spec, corpora, embeddings, cache,
-                                                                   ledger, say, attack_cache)
+                                                                   ledger, say, attack_cache, stage)
             clock = time.perf_counter()
             point = sweep.measure_point(item.point)
             point["measure_seconds"] = round(time.perf_counter() - clock, 3)
@@ -362,16 +372,17 @@ def _steps(shared: _Sweep, item: _Planned) -> int:
 
 def _mechanism_sweep(base: _Sweep, plan: ComparisonPlan, spec: MechanismSpec, corpora: EvaluationCorpora,
                      embeddings: Any, cache: ReleaseCache, ledger: _Ledger, say: Callable[[str], None],
-                     attack_cache: AttackCache | None) -> _Sweep:
+                     attack_cache: AttackCache | None, stage: EntityStage) -> _Sweep:
     """One mechanism's sweep, built (and fitted, if it learns) and given the shared clean-trained
     attacks and the utility tasks that apply to it."""
     sweep_plan = plan.sweep_plan(spec)
     parameter = swept_parameter(sweep_plan)
     first = {parameter: float(spec.grid[0])} if parameter is not None else {}
     with ledger.timed(f"build {spec.label}"):
-        mechanism = build_mechanism(spec.name, spec.options, embeddings, model=spec.model, **first)
+        mechanism = build_mechanism(spec.name, spec.options, embeddings, entities=stage, model=spec.model, **first)
     fit_for_sweep(mechanism, sweep_plan, corpora, ledger, say, stage=f"fit {spec.label}")
     sweep = _Sweep(sweep_plan, corpora, embeddings, mechanism, parameter, cache, ledger, say)
+    sweep.attacker_mechanism = as_attacker(mechanism, plan.seed)
     sweep.attack_cache = attack_cache
     sweep.clean_attacks = base.clean_attacks
     sweep.runners = {name: runner for name, runner in base.runners.items()
@@ -428,7 +439,7 @@ def _assemble(plan: ComparisonPlan, corpora: EvaluationCorpora, planned: list[_P
             "attacks": plan.attacks, "utility": plan.utility, "trainings": plan.trainings, "seed": plan.seed,
             "top_k": plan.top_k, "collapse_per_label": plan.collapse_per_label, "embeddings": plan.embeddings,
             "language_model": Path(plan.language_model).name if plan.language_model else None,
-            "thresholds": plan.thresholds,
+            "thresholds": plan.thresholds, "entities": plan.entities.public(),
             "mechanisms": [{"name": s.name, "label": s.label, "grid": s.grid,
                             "options": {k: _shown(v) for k, v in s.options.items()},
                             "model": Path(s.model).name if s.model else None} for s in plan.mechanisms],

@@ -22,6 +22,7 @@ from textveil.evaluation.frontier import frontier_of
 from textveil.evaluation.plots import frontier_maps
 from textveil.evaluation.report import PAGE_STYLE, _utility_cell, html_table, markdown_table
 from textveil.evaluation.trainings import line_label
+from textveil.pii.stage import entity_stage_line
 
 FIGURE = "frontier.png"
 UNMODIFIED_ROW = "unmodified text"
@@ -172,6 +173,7 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
         lines.append(f"utility: {_measure_header(measure, info)}")
     lines.append(f"seed: {plan.get('seed')}")
     lines.append(f"embeddings: {plan.get('embeddings') or 'default'}")
+    lines.append(entity_stage_line(plan.get("entities")))
     lines.append("language model for fluency: " + (plan.get("language_model") or "the bundled one")
                  + ("" if "fluency" in results["utility_measures"] else " (fluency not measured)"))
     floor = results.get("floor")

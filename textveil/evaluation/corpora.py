@@ -57,19 +57,21 @@ def load_evaluation_corpora(
     records holding each author's attribute (industry, gender) for the attribute-F1 task.
     ``labels_limit`` / ``texts_per_label``: a single risk corpus is first cut to its first
     labels and the first texts of each (:func:`~textveil.corpus.labelled.first_labels`), read in
-    place.
+    place; known and unknown corpora given apart are cut to the known corpus's first labels, and
+    each to the first texts of each label.
     """
     risk_path = Path(risk_corpus)
     split = _split_folders(risk_path)
-    if (labels_limit is not None or texts_per_label is not None) and (risk_unknown is not None or split is not None):
-        raise InvalidParameterError("--first-labels and --texts-per-label cut a single risk corpus before its split; "
-                                    "leave them out when the known and unknown texts are given apart")
-    if risk_unknown is not None:
-        known = read_labelled_corpus(risk_path, text_field, label_field, encoding)
-        unknown = read_labelled_corpus(risk_unknown, text_field, label_field, encoding)
-    elif split is not None:
-        known = read_labelled_corpus(split[0], text_field, label_field, encoding)
-        unknown = read_labelled_corpus(split[1], text_field, label_field, encoding)
+    cut = labels_limit is not None or texts_per_label is not None
+    if risk_unknown is not None or split is not None:
+        known_path, unknown_path = (risk_path, Path(risk_unknown)) if risk_unknown is not None else split  # type: ignore[misc]
+        known = read_labelled_corpus(known_path, text_field, label_field, encoding)
+        unknown = read_labelled_corpus(unknown_path, text_field, label_field, encoding)
+        if cut:  # the known corpus's first authors, and only theirs among the unknown texts
+            known = first_labels(known, labels_limit, texts_per_label)
+            kept = set(known.labels)
+            unknown = first_labels(unknown.subset([i for i, label in enumerate(unknown.labels) if label in kept]),
+                                   None, texts_per_label)
     else:
         whole = read_labelled_corpus(risk_path, text_field, label_field, encoding)
         if labels_limit is not None or texts_per_label is not None:

@@ -45,6 +45,8 @@ from textveil.evaluation.trainings import (
 from textveil.evaluation.utility_tasks import UTILITY_TASKS, UtilityRunner
 from textveil.mechanisms.base import CorpusRelease, Mechanism
 from textveil.mechanisms.registry import MECHANISMS
+from textveil.pii.screened import as_attacker
+from textveil.pii.stage import EntityOptions, EntityStage
 from textveil.privacy.secrets import Secret
 
 DEFAULT_UTILITY = ("topic-fasttext", "topic-5nn", "semantic-similarity")
@@ -81,6 +83,9 @@ class ExperimentPlan:
     # The public language model the fluency task scores releases with: a .gguf file or a
     # Hugging Face folder; None is the bundled one (the paraphrase mechanism's).
     language_model: str | None = None
+    # The entity stage before the mechanism: part of the release under test, so the release-aware
+    # attacker's own releases go through it too.
+    entities: EntityOptions = field(default_factory=EntityOptions)
 
 
 @dataclass
@@ -255,11 +260,15 @@ def run_experiment(
         embeddings = load_embeddings(plan.embeddings, plan.mechanism_options.get("vocab_size"), log=say)
     parameter = swept_parameter(plan)
     first = {parameter: float(plan.grid[0])} if parameter is not None else {}
-    mechanism = build_mechanism(plan.mechanism, plan.mechanism_options, embeddings, model=plan.model, **first)
+    with ledger.timed("load entity stage"):
+        stage = EntityStage(plan.entities)
+    mechanism = build_mechanism(plan.mechanism, plan.mechanism_options, embeddings, entities=stage, model=plan.model,
+                                **first)
     fit_for_sweep(mechanism, plan, corpora, ledger, say)
     sweep = _Sweep(plan, corpora, embeddings, mechanism, parameter, ReleaseCache(cache_folder), ledger, say)
+    sweep.attacker_mechanism = as_attacker(mechanism, plan.seed)
     if plan.attacker_model is not None:
-        sweep.attacker_mechanism = _attacker_mechanism(plan, mechanism, embeddings, first)
+        sweep.attacker_mechanism = _attacker_mechanism(plan, mechanism, embeddings, first, stage)
         say(f"release-trained attacks learn from the attacker's own model in {plan.attacker_model}")
     with ledger.timed("fit attacks"):
         sweep.fit_clean_attacks()
@@ -319,10 +328,11 @@ def fit_for_sweep(mechanism: Mechanism, plan: ExperimentPlan, corpora: Evaluatio
 
 
 def _attacker_mechanism(plan: ExperimentPlan, mechanism: Mechanism, embeddings: Any,
-                        first: dict[str, float]) -> Mechanism:
+                        first: dict[str, float], stage: EntityStage) -> Mechanism:
     """The attacker's own trained model: it must be the release's mechanism with the same settings."""
     assert plan.attacker_model is not None
-    attacker = build_mechanism(plan.mechanism, plan.mechanism_options, embeddings, model=plan.attacker_model, **first)
+    attacker = build_mechanism(plan.mechanism, plan.mechanism_options, embeddings, entities=stage,
+                               model=plan.attacker_model, **first)
     ours, theirs = mechanism.fingerprint()["parameters"], attacker.fingerprint()["parameters"]
     differing = sorted(k for k in set(ours) | set(theirs) if ours.get(k) != theirs.get(k))
     if differing:
@@ -355,6 +365,7 @@ def _shown_plan(plan: ExperimentPlan, parameter: str | None) -> dict[str, Any]:
     shown = asdict(plan)
     shown["parameter"] = parameter or ""
     shown["mechanism_options"] = {k: str(v) if isinstance(v, Secret) else v for k, v in plan.mechanism_options.items()}
+    shown["entities"] = plan.entities.public()
     return shown
 
 

@@ -94,13 +94,25 @@ def check_model_path(model: str | Path, mechanism: str | None) -> None:
         f"language model ({users}: a .gguf file, or a Hugging Face model folder with config.json and safetensors)")
 
 
-def build_mechanism(mechanism: str, options: dict[str, Any], embeddings: Any, *, model: str | Path | None = None,
-                    **parameters: Any) -> Mechanism:
+def build_mechanism(mechanism: str, options: dict[str, Any], embeddings: Any, *, entities: Any,
+                    model: str | Path | None = None, **parameters: Any) -> Mechanism:
     """The named mechanism with ``options`` and ``parameters`` (its swept value, a seed), given
     the ``embeddings`` when it works with them; with ``model``, the trained mechanism saved in
     that folder (it must be the named one) with those parameters changed, or, for a mechanism
     that rewrites with a language model (``paraphrase``, ``restyle``), that language model (a
-    ``.gguf`` file or a Hugging Face model folder) as its ``model`` parameter."""
+    ``.gguf`` file or a Hugging Face model folder) as its ``model`` parameter.
+
+    ``entities`` (:class:`~textveil.pii.EntityOptions` or a built
+    :class:`~textveil.pii.EntityStage`) puts the entity stage before it; every face passes the
+    user's choice (placeholders unless told otherwise), so it is a required keyword.
+    """
+    from textveil.pii.screened import screened
+
+    return screened(_bare_mechanism(mechanism, options, embeddings, model=model, **parameters), entities)
+
+
+def _bare_mechanism(mechanism: str, options: dict[str, Any], embeddings: Any, *, model: str | Path | None = None,
+                    **parameters: Any) -> Mechanism:
     own = {k: v for k, v in options.items() if k not in HARNESS_OPTIONS}
     if model is not None and is_language_model(model):
         if not takes_model(mechanism):

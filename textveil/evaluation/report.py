@@ -15,6 +15,7 @@ from textveil.evaluation.tradeoff import BEST_ATTACK, halving_points
 from textveil.evaluation.trainings import (
     attack_lines, best_attack, line_label, lines_of, result_of, trainings_in,
 )
+from textveil.pii.stage import entity_stage_line
 
 FIGURES = {"topk_curves.png": topk_curves, "risk_utility.png": risk_utility_maps}
 # The style of every self-contained HTML report (evaluation and comparison).
@@ -199,6 +200,7 @@ def _summary_lines(results: dict[str, Any]) -> list[str]:
         + (f", {plan['repeats']} releases per value (mean ± standard deviation)" if plan.get("repeats", 1) > 1 else "")
         + "".join(f", {name}={value}" for name, value in (plan.get("mechanism_options") or {}).items()),
         _guarantee_line(plan["mechanism"]),
+        entity_stage_line(plan.get("entities")),
         _trainings_line(results),
         _embeddings_line(results["embeddings"]),
     ]

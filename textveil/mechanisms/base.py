@@ -50,6 +50,23 @@ class Change:
 
 
 @dataclass(frozen=True)
+class ReplacedEntity:
+    """One entity the entity stage replaced before the mechanism: its type, where it was in the
+    original text (characters), what replaced it, and the detector's score. The original
+    characters are not kept: a release must not carry what it removed."""
+
+    entity_type: str
+    start: int
+    end: int
+    replacement: str
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.entity_type, "start": self.start, "end": self.end, "replacement": self.replacement,
+                "score": self.score}
+
+
+@dataclass(frozen=True)
 class Release:
     """One released document: its text, what changed, and its guarantee.
 
@@ -61,6 +78,9 @@ class Release:
     changes: tuple[Change, ...] = field(default=())
     words_unchanged: int = 0
     """Perturbed tokens whose release is the input's own token."""
+    entities: tuple[ReplacedEntity, ...] = ()
+    """What the entity stage replaced before the mechanism (offsets in the original text);
+    ``changes`` count tokens of the text after that stage."""
 
     def __str__(self) -> str:
         return self.text
@@ -70,6 +90,7 @@ class Release:
             "text": self.text,
             "changed": [{"token": c.token_index, "from": c.original, "to": c.released} for c in self.changes],
             "words_unchanged_by_noise": self.words_unchanged,
+            "entities": [entity.to_dict() for entity in self.entities],
             "guarantee": self.guarantee.to_dict(),
         }
 

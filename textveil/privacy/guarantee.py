@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
-GUARANTEE_SCHEMA = "textveil.guarantee/3"
+GUARANTEE_SCHEMA = "textveil.guarantee/4"
 """The version of :meth:`Guarantee.to_dict`'s layout; a change of key names bumps it."""
 
 KINDS: dict[str, str] = {
@@ -91,6 +91,10 @@ class Guarantee:
         privacy: written here from the other fields).
     l:
         For l-privacy (paper 003): the l of the guarantee; ``None`` for the other kinds.
+    entity_stage:
+        What the entity stage (:mod:`textveil.pii`) replaced before the mechanism, in words: best
+        effort, not covered by epsilon; empty when no stage ran. The rest of the guarantee is
+        the mechanism's, on the text after that stage.
 
     >>> g = Guarantee("emp", 1 / 16, "Euclidean distance between word vectors", 4, layout="bag")
     >>> round(g.bound(2.816), 2), g.composition, g.formula
@@ -116,6 +120,7 @@ class Guarantee:
     assumptions: tuple[str, ...] = ()
     statement: str = ""
     l: int | None = None
+    entity_stage: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

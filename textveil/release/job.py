@@ -30,7 +30,8 @@ without spending twice.
 >>> from textveil.release.shards import MechanismSpec
 >>> folder = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (folder / "mail.jsonl").write_text('{"id": 1, "text": "write to a@b.org"}\\n{"id": 2, "text": "hi"}\\n')
->>> job = ReleaseJob([str(folder / "mail.jsonl")], folder / "out", MechanismSpec("redact"), shard_size=1)
+>>> job = ReleaseJob([str(folder / "mail.jsonl")], folder / "out", MechanismSpec("redact", entities={"operator": "off"}),
+...                  shard_size=1)
 >>> outcome = run_release(job)
 >>> [shard["file"] for shard in outcome.manifest["shards"]], outcome.manifest["totals"]["records"]
 (['shard-00000.jsonl', 'shard-00001.jsonl'], 2)

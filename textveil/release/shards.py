@@ -10,7 +10,7 @@ on its records and positions only: not on the worker, the number of workers or t
 finish in.
 
 >>> from textveil.release.records import ShardFormat
->>> spec = MechanismSpec("redact", {})
+>>> spec = MechanismSpec("redact", {}, entities={"operator": "off"})
 >>> result = release_shard(spec, ShardFormat("jsonl"), 7, 3, 0, [{"id": 1, "text": "mail me at a@b.org"}])
 >>> result.index, result.records, result.words, result.data
 (3, 1, 6, b'{"id": 1, "text": "mail me at [EMAIL]"}\\n')
@@ -27,10 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from textveil.mechanisms.base import Mechanism, Release
+from textveil.pii.stage import entity_counts
 from textveil.release.records import ShardFormat
 from textveil.release.seeds import record_seeds
 from textveil.text.tokenize import find_words
 
+ENTITY_STAT = "entities replaced: "
+"""The prefix of the release statistics that count what the entity stage replaced, per type."""
 MECHANISMS_KEPT = 2
 """Mechanisms a worker keeps built (per thread): a long-lived cluster may serve a few jobs."""
 
@@ -46,10 +49,20 @@ class MechanismSpec:
     embeddings: str | None = None
     vocab_size: int | None = None
     model: str | None = None
+    entities: dict[str, Any] = field(default_factory=lambda: {"operator": "placeholder"})
+    """The entity stage's options as plain data (:meth:`EntityOptions.from_spec`: a pseudonym
+    key travels as its file's path, and is read by each worker)."""
+
+    def entity_options(self) -> Any:
+        from textveil.pii.stage import EntityOptions
+
+        return EntityOptions.from_spec(self.entities)
 
     def to_dict(self) -> dict[str, Any]:
+        """The spec as the manifest shows it: the entity stage's options as shown data (no key,
+        no allow or deny list: they may hold names)."""
         return {"mechanism": self.name, "options": self.options, "embeddings": self.embeddings,
-                "vocab_size": self.vocab_size, "model": self.model}
+                "vocab_size": self.vocab_size, "model": self.model, "entities": self.entity_options().public()}
 
     def digest(self) -> str:
         """A digest of the spec: the key of the workers' cache.
@@ -65,7 +78,7 @@ class MechanismSpec:
         from textveil.evaluation.releasing import build_mechanism
 
         table = None if self.embeddings is None else load_embeddings(self.embeddings, self.vocab_size, log=log)
-        return build_mechanism(self.name, dict(self.options), table, model=self.model)
+        return build_mechanism(self.name, dict(self.options), table, entities=self.entity_options(), model=self.model)
 
 
 _built = threading.local()
@@ -128,6 +141,7 @@ def release_stats(releases: Sequence[Release]) -> dict[str, Any]:
             "unchanged": sum(r.words_unchanged for r in releases),
             "passed_through": sum(r.guarantee.tokens_passed_through for r in releases),
             "dropped": sum(r.guarantee.tokens_dropped for r in releases),
+            **{f"{ENTITY_STAT}{kind}": count for kind, count in entity_counts(releases).items()},
             "warnings": dict(warnings)}
 
 

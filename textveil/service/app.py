@@ -7,8 +7,10 @@ when a budget ledger is configured (:mod:`textveil.service.engine`).
 
 Routes (``/v1`` ones want ``Authorization: Bearer TOKEN`` when a token is configured):
 
-- ``POST /v1/sanitize``: texts, a mechanism and its parameters -> releases, their guarantees
-  in words, and each subject's remaining budget;
+- ``POST /v1/sanitize``: texts, a mechanism and its parameters (and the entity stage's options,
+  ``entities``: placeholders for names, places, organisations and contacts unless told
+  otherwise) -> releases (each with what the stage replaced, by offsets in the original
+  text), their guarantees in words, the stage's summary, and each subject's remaining budget;
 - ``POST /v1/sanitize/upload``: the same for an uploaded ``.txt``, ``.jsonl`` or ``.csv`` file;
 - ``GET /v1/mechanisms``: the registry (name, guarantee, description, parameters);
 - ``POST /v1/calibrate``: emp's calibration curve (what an epsilon does to words);
@@ -30,7 +32,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, TypeVar
+from typing import Any, Literal, Optional, TypeVar
 
 from fastapi import APIRouter, FastAPI, File, Form, HTTPException, Query, Request, Security, UploadFile
 from fastapi.exceptions import RequestValidationError
@@ -38,11 +40,12 @@ from fastapi.middleware import Middleware
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.security import HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from textveil.embeddings.neighbours import usable_cpus
 from textveil.errors import InputError, InvalidParameterError, TextveilError
+from textveil.pii.stage import OPERATORS
 from textveil.privacy.ledger import DEFAULT_DATASET, EVERY, BudgetExceeded, RequestConflict
 from textveil.service.engine import (
     CALIBRATION_SAMPLE,
@@ -51,6 +54,7 @@ from textveil.service.engine import (
     ServiceEngine,
     check_options,
     describe_texts,
+    entity_refusal,
     run_logged,
     text_digest,
 )
@@ -103,6 +107,10 @@ class ServiceSettings:
     models: tuple[str | Path, ...] = ()
     """Folders of trained mechanisms (ER-AE, AE-DP) to release with, and language models (a .gguf
     file or a Hugging Face model folder) for paraphrase and restyle: each loaded once."""
+    pseudonym_key: Any = field(default=None, repr=False)
+    """The entity stage's pseudonym key for the life of the service: a file that holds it
+    (``textveil serve --pseudonym-key FILE``) or a :class:`~textveil.privacy.secrets.Secret`;
+    None: a fresh key, so pseudonyms hold until the service stops. Never shown."""
 
     def __post_init__(self) -> None:
         for name in ("max_body_bytes", "max_text_chars", "max_texts", "concurrency"):
@@ -125,6 +133,30 @@ class ServiceSettings:
 # -- requests ------------------------------------------------------------------------
 
 
+class EntityRequest(BaseModel):
+    """The entity stage before the mechanism: Presidio with spaCy finds names, places,
+    organisations, e-mails, phones and the like, and replaces them before any mechanism sees the
+    text. Best-effort detection, not covered by epsilon: what it misses goes through the
+    mechanism like any other word."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"operator": "pseudonym", "entity_types": ["PERSON", "LOCATION"], "allow": ["Friday"]}]})
+
+    operator: Literal["placeholder", "pseudonym", "drop", "off"] = Field(
+        "placeholder", description="placeholder (<PERSON>, the default), pseudonym (a fake value of the same kind, "
+        "the same for the same entity in every request while the service runs, keyed by the service's secret key), "
+        "drop (removed), or off (no stage: the release is the mechanism's alone).")
+    entity_types: Optional[list[str]] = Field(
+        None, description="Presidio entity types to replace (default: PERSON, LOCATION, ORGANIZATION, NRP, "
+        "EMAIL_ADDRESS, PHONE_NUMBER, URL, IP_ADDRESS, CREDIT_CARD, IBAN_CODE, US_SSN; add DATE_TIME for dates).")
+    allow: list[str] = Field(default_factory=list, description="Words the stage never replaces.")
+    deny: list[str] = Field(default_factory=list, description="Words the stage always replaces (as CUSTOM).")
+    scope: Literal["corpus", "document"] = Field(
+        "corpus", description="With pseudonym: one pseudonym per entity across every request (corpus) or per "
+        "document.")
+
+
+
 class SanitizeRequest(BaseModel):
     """Texts to release, the mechanism and its parameters; a subject (or one per text) to count
     the spend against when the service keeps a budget ledger."""
@@ -143,6 +175,9 @@ class SanitizeRequest(BaseModel):
                                       description="With a ledger: a retry with the same id returns the recorded "
                                       "release and spends nothing again. Use a random id (a UUID).")
     seed: Optional[int] = Field(None, description="A seed for a reproducible release (default: OS entropy).")
+    entities: Optional[EntityRequest] = Field(
+        None, description="The entity stage before the mechanism (default: placeholders for names, places, "
+        "organisations and contact details). Each release lists what it replaced, by offsets in the original text.")
 
 
 class CalibrateRequest(BaseModel):
@@ -172,7 +207,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     from textveil import __version__
 
     settings = settings or ServiceSettings()
-    engine = ServiceEngine(settings.embeddings, settings.ledger, settings.concurrency, settings.models)
+    engine = ServiceEngine(settings.embeddings, settings.ledger, settings.concurrency, settings.models,
+                           pseudonym_key=settings.pseudonym_key)
     middleware = []
     if settings.cors_origins:  # none unless asked: a browser page elsewhere cannot call the service
         from fastapi.middleware.cors import CORSMiddleware
@@ -219,7 +255,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
     def order_of(texts: list[str], mechanism: str, parameters: dict[str, Any], subject: str | None,
                  subjects: list[str] | None, dataset: str | None, request_id: str | None,
-                 seed: int | None) -> ReleaseOrder:
+                 seed: int | None, entities: EntityRequest | None) -> ReleaseOrder:
         """The request checked whole before any work: limits, subjects against the ledger, the
         mechanism and its parameters. Nothing is spent on a request that fails here."""
         if len(texts) > settings.max_texts:
@@ -262,11 +298,13 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         from textveil.mechanisms.registry import MECHANISMS
 
         seed = MECHANISMS.entry(mechanism).parameter("seed").check(seed)
+        stage = engine.entity_options(None if entities is None else entities.model_dump())
         return ReleaseOrder(list(texts), mechanism, options, seed, subjects,
-                            dataset or DEFAULT_DATASET, request_id)
+                            dataset or DEFAULT_DATASET, request_id, stage)
 
     async def release(order: ReleaseOrder, what: str) -> dict[str, Any]:
-        log.info("%s: %s, %s%s", what, order.mechanism, describe_texts(order.texts),
+        log.info("%s: %s (entities %s), %s%s", what, order.mechanism, order.entities.operator,
+                 describe_texts(order.texts),
                  "" if order.subjects is None else f", {len(set(order.subjects))} subject(s)")
         result = await heavy(lambda abandoned: engine.release(order, abandoned), what)
         log.info("%s: %d release(s)%s", what, len(result["releases"]), ", replayed" if result["replayed"] else "")
@@ -277,7 +315,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         """Release each text; with a ledger, count each text's spend against its subject (refused
         with 409, nothing spent, past a cap). The guarantees come in words, one per release."""
         order = order_of(body.texts, body.mechanism, body.parameters, body.subject, body.subjects, body.dataset,
-                         body.request_id, body.seed)
+                         body.request_id, body.seed, body.entities)
         return JSONResponse(await release(order, "sanitize"))
 
     @v1.post("/sanitize/upload", summary="Release an uploaded file (.txt, .jsonl, .csv)", responses=_ERRORS)
@@ -289,6 +327,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         encoding: str = Form("utf-8", description="The file's encoding."),
         subject: Optional[str] = Form(None), dataset: Optional[str] = Form(None),
         request_id: Optional[str] = Form(None), seed: Optional[int] = Form(None),
+        entities: str = Form("{}", description="The entity stage's options as a JSON object, as /v1/sanitize's "
+                             "'entities' (e.g. {\"operator\": \"pseudonym\"}; default: placeholders)."),
     ) -> JSONResponse:
         """As ``/v1/sanitize``, the texts read from the file; the answer adds them as ``inputs``."""
         import json
@@ -303,6 +343,12 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             raise InvalidParameterError("the form field 'parameters' is not JSON; send an object such as "
                                         "{\"epsilon\": 20}") from None
         try:
+            stage = EntityRequest.model_validate(json.loads(entities))
+        except ValueError as error:
+            why = validation_line(error.errors()) if isinstance(error, ValidationError) else "not JSON"
+            raise InvalidParameterError(f"the form field 'entities' is not valid ({why}); send an object such as "
+                                        "{\"operator\": \"placeholder\"}") from None
+        try:
             text = decode_input(data, name, encoding)
         except InputError as error:
             hint = str(error).split("; pass --encoding")[0]
@@ -313,7 +359,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             raise InputError(f"{name} holds no records; give a file with at least one text")
         texts = [d.text for d in documents]
         log.info("upload: %s file of %d bytes (sha256 %s)", fmt, len(data), text_digest(text))
-        order = order_of(texts, mechanism, options, subject, None, dataset, request_id or None, seed)
+        order = order_of(texts, mechanism, options, subject, None, dataset, request_id or None, seed, stage)
         return JSONResponse({**await release(order, "sanitize upload"), "inputs": texts})
 
     @v1.get("/mechanisms", summary="The mechanisms: guarantee, description, parameters")
@@ -348,8 +394,12 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
     @app.get("/healthz", summary="Liveness, and what the page needs to know")
     async def healthz() -> dict[str, Any]:
+        refusal = entity_refusal()
         return {"status": "ok", "version": __version__, "ledger": engine.ledger is not None,
                 "token_required": settings.api_token is not None,
+                "entity_stage": {"available": refusal is None, "reason": refusal,
+                                 "operators": list(OPERATORS),
+                                 "default": "placeholder"},
                 "limits": {"max_body_bytes": settings.max_body_bytes, "max_text_chars": settings.max_text_chars,
                            "max_texts": settings.max_texts}}
 

@@ -6,8 +6,16 @@ the request's seed, or ``seed=None``: fresh OS entropy), so no two requests shar
 state. The copy keeps its resources (the embeddings and their neighbour index), so making it
 costs little.
 
-A release goes through the library exactly as a user's code would: ``build_mechanism``, then
+A release goes through the library exactly as a user's code would: ``build_mechanism`` (with
+the entity stage the request asks for: placeholders unless told otherwise), then
 ``sanitize_many`` or, with a budget ledger, ``release_with_budget``. No privacy logic lives here.
+
+The entity stage (:mod:`textveil.pii`) is built once per distinct options and shared by every
+request and mechanism that asks for them, so spaCy loads once per process and what the stage
+has screened is remembered across requests. Pseudonyms are keyed by one key for the life of
+the process (``textveil serve --pseudonym-key FILE``, else a fresh one): the same name gets
+the same pseudonym in every request until the service stops. The key never leaves the engine:
+no response, log line or file holds it (a response shows only its digest).
 """
 
 from __future__ import annotations
@@ -17,9 +25,9 @@ import json
 import logging
 import math
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +43,9 @@ from textveil.evaluation.releasing import (
 )
 from textveil.mechanisms.base import Mechanism
 from textveil.mechanisms.registry import MECHANISMS
+from textveil.pii.stage import OPERATORS, SCOPES, EntityOptions, EntityStage, read_key, stage_summary
 from textveil.privacy.guarantee import KINDS
+from textveil.privacy.secrets import Secret
 from textveil.privacy.ledger import DEFAULT_DATASET, BudgetLedger
 from textveil.service.slots import Slots
 
@@ -48,6 +58,11 @@ CALIBRATION_SAMPLE = {"samples": 200, "word_types": 20, "draws": 10, "seed": 0}
 """The page's curve: a small seeded sample (about 4,000 nearest-word searches over the grid,
 a second or so on the default embeddings), computed once per process and cached."""
 MECHANISM_CACHE_SIZE = 64
+STAGE_CACHE_SIZE = 16
+"""Distinct entity-stage options kept built (each remembers up to 20,000 screened texts)."""
+STAGE_OFF = EntityOptions(operator="off")
+WARM_UP_TEXT = "Hi, I am Margaret Okafor from Portland; mail margaret@example.org."
+"""What ``textveil serve`` screens before it listens, so that spaCy is loaded (never logged)."""
 
 
 def calibration_grid(mechanism: str) -> list[float]:
@@ -152,6 +167,8 @@ class ReleaseOrder:
     subjects: list[str] | None
     dataset: str
     request_id: str | None
+    entities: EntityOptions = field(default_factory=EntityOptions)
+    """The entity stage before the mechanism (placeholders unless the request says otherwise)."""
 
 
 def check_options(mechanism: str, parameters: dict[str, Any]) -> dict[str, Any]:
@@ -173,6 +190,39 @@ def check_options(mechanism: str, parameters: dict[str, Any]) -> dict[str, Any]:
     return {name: entry.parameter(name).check(value) for name, value in options.items()}
 
 
+class SharedStage(EntityStage):
+    """An entity stage that requests share: one screens at a time (its memo and its pseudonyms'
+    seeded Faker are not for two threads at once)."""
+
+    def __init__(self, options: EntityOptions) -> None:
+        super().__init__(options)
+        self._lock = threading.Lock()
+
+    def apply_many(self, texts: Sequence[str]) -> list[Any]:
+        with self._lock:
+            return super().apply_many(texts)
+
+
+def read_pseudonym_key(given: Secret | str | Path | None) -> Secret:
+    """The service's pseudonym key: ``given`` (a :class:`Secret`, or a file holding the key),
+    else a fresh key from OS entropy for the life of the process."""
+    if given is None:
+        return Secret.generate()
+    if isinstance(given, Secret):
+        return given
+    return read_key(str(given))
+
+
+def entity_refusal() -> str | None:
+    """Why this service cannot run the entity stage (one line, in the API's words), or None."""
+    from textveil.pii.detector import unavailable
+
+    reason = unavailable()
+    if reason is None:
+        return None
+    return reason.replace("pass --entities off", 'send "entities": {"operator": "off"}')
+
+
 class ServiceEngine:
     """The process's embeddings, ledger and mechanism cache, and the releases themselves.
 
@@ -187,7 +237,7 @@ class ServiceEngine:
     """
 
     def __init__(self, embeddings: Any, ledger: str | Path | None, concurrency: int,
-                 models: Sequence[str | Path] = ()) -> None:
+                 models: Sequence[str | Path] = (), pseudonym_key: Secret | str | Path | None = None) -> None:
         # ``models``: trained mechanisms' folders, and language models (a .gguf file or a Hugging
         # Face model folder) for the mechanisms that rewrite with one (paraphrase, restyle).
         self._model_folders: list[Path] = []
@@ -216,8 +266,11 @@ class ServiceEngine:
         self.ledger = BudgetLedger(ledger) if ledger is not None else None
         self.slots = Slots(concurrency)
         self.decode_threads = max(1, usable_cpus() // concurrency)
-        self._mechanisms: OrderedDict[tuple[str, str], Mechanism] = OrderedDict()
+        self._mechanisms: OrderedDict[tuple[str, str, str], Mechanism] = OrderedDict()
         self._mechanisms_lock = threading.Lock()
+        self._pseudonym_key = read_pseudonym_key(pseudonym_key)  # never shown, logged or written
+        self._stages: OrderedDict[str, EntityStage] = OrderedDict()
+        self._stages_lock = threading.Lock()
         self._calibrations: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
     # -- resources, loaded once ----------------------------------------------------------
@@ -309,27 +362,96 @@ class ServiceEngine:
         offered = list(self.offered_language_models())
         return mechanism_listing(self.trained, offered)
 
-    def mechanism(self, name: str, options: dict[str, Any]) -> Mechanism:
-        """The cached mechanism for ``(name, options)``, built without a seed (never released with
-        itself); a trained one is the loaded model with these parameters."""
-        key = (name, json.dumps(options, sort_keys=True, default=str))
+    # -- the entity stage ----------------------------------------------------------------
+
+    def entity_options(self, asked: dict[str, Any] | None) -> EntityOptions:
+        """A request's ``entities`` as the stage's options (one-line errors naming the field):
+        ``operator`` (default placeholder), ``entity_types``, ``allow``, ``deny``, ``scope``;
+        pseudonyms under the service's key. Checked before any work; the stage must be installed
+        when the request wants it on."""
+        from textveil.pii.stage import DEFAULT_TYPES
+
+        asked = dict(asked or {})
+        operator = asked.get("operator") or "placeholder"
+        if operator not in OPERATORS:
+            raise InvalidParameterError(f"unknown entities.operator '{operator}'; use one of: {', '.join(OPERATORS)}")
+        scope = asked.get("scope") or "corpus"
+        if scope not in SCOPES:
+            raise InvalidParameterError(f"unknown entities.scope '{scope}'; use one of: {', '.join(SCOPES)}")
+        types = asked.get("entity_types")
+        types = DEFAULT_TYPES if types is None else tuple(str(t).strip().upper() for t in types if str(t).strip())
+        allow, deny = tuple(asked.get("allow") or ()), tuple(asked.get("deny") or ())
+        if operator != "off" and not types and not deny:
+            raise InvalidParameterError("entities.entity_types is empty: name at least one type, or send "
+                                        "entities.operator 'off'")
+        if operator != "off":
+            refusal = entity_refusal()
+            if refusal is not None:
+                from textveil.pii.detector import EntityStageUnavailable
+
+                raise EntityStageUnavailable(refusal)
+        return EntityOptions(operator=operator, entity_types=types, allow=allow, deny=deny, scope=scope,
+                             key=self._pseudonym_key if operator == "pseudonym" else None)
+
+    def entity_stage(self, options: EntityOptions) -> EntityStage:
+        """The one stage of these options, built on first use (loading spaCy, once per process)
+        and shared from then on; keyed by the options' public form (the key as its digest)."""
+        key = json.dumps(options.public(), sort_keys=True, default=str)
+        with self._stages_lock:  # two first requests at once build it (and load spaCy) once
+            stage = self._stages.get(key)
+            if stage is None:
+                stage = SharedStage(options)  # unknown entity types: one line, from the stage
+                if options.enabled:
+                    log.info("entity stage built: %s", options.operator)
+                self._stages[key] = stage
+            self._stages.move_to_end(key)
+            while len(self._stages) > STAGE_CACHE_SIZE:
+                self._stages.popitem(last=False)
+            return stage
+
+    def warm_entity_stage(self) -> str | None:
+        """Build the default stage and screen a sample text now (spaCy loads before the service
+        listens); why it cannot run here, or None."""
+        refusal = entity_refusal()
+        if refusal is not None:
+            log.warning("entity stage unavailable: requests that want it (the default) get 400 until it is "
+                        "installed: %s", refusal)
+            return refusal
+        self.entity_stage(EntityOptions()).apply(WARM_UP_TEXT)
+        return None
+
+    def pseudonym_key_digest(self) -> str:
+        """The pseudonym key as it may be shown: its digest."""
+        return str(self._pseudonym_key)
+
+    # -- mechanisms ------------------------------------------------------------------------
+
+    def mechanism(self, name: str, options: dict[str, Any], entities: EntityOptions = STAGE_OFF) -> Mechanism:
+        """The cached mechanism for ``(name, options)`` with the entity stage of ``entities``
+        before it, built without a seed (never released with itself); a trained one is the
+        loaded model with these parameters."""
+        stage = self.entity_stage(entities)
+        key = (name, json.dumps(options, sort_keys=True, default=str),
+               json.dumps(entities.public(), sort_keys=True, default=str))
         with self._mechanisms_lock:
             cached = self._mechanisms.get(key)
             if cached is not None:
                 self._mechanisms.move_to_end(key)
                 return cached
         if name in self.models():
-            built = self.models()[name].with_params(**options, seed=None)
+            from textveil.pii.screened import screened
+
+            built = screened(self.models()[name].with_params(**options, seed=None), stage)
         else:
             cls = MECHANISMS.load(name)
             embeddings = self.embeddings() if "embeddings" in getattr(cls, "resources", ()) else None
             source = self.language_model_source(name, options)
             if source is None:
-                built = build_mechanism(name, options, embeddings, seed=None)
+                built = build_mechanism(name, options, embeddings, entities=stage, seed=None)
             else:  # the process's one copy of the model, never loaded again per (name, parameters)
                 # named as offered (a folder's name, never the server's path to it)
                 shown = next(n for n, s in self.offered_language_models().items() if s == source)
-                built = build_mechanism(name, {**options, "model": shown}, embeddings, seed=None,
+                built = build_mechanism(name, {**options, "model": shown}, embeddings, entities=stage, seed=None,
                                         language_model=self.language_model(source))
         with self._mechanisms_lock:
             self._mechanisms[key] = built
@@ -337,9 +459,11 @@ class ServiceEngine:
                 self._mechanisms.popitem(last=False)
         return built
 
-    def for_request(self, name: str, options: dict[str, Any], seed: int | None) -> Mechanism:
-        """A copy of the cached mechanism with this request's own random state."""
-        return self.mechanism(name, options).with_params(seed=seed)
+    def for_request(self, name: str, options: dict[str, Any], seed: int | None,
+                    entities: EntityOptions = STAGE_OFF) -> Mechanism:
+        """A copy of the cached mechanism with this request's own random state (the entity stage
+        is the shared one)."""
+        return self.mechanism(name, options, entities).with_params(seed=seed)
 
     # -- the work of a request (in a worker thread) ----------------------------------------
 
@@ -349,7 +473,7 @@ class ServiceEngine:
         refusal = self.refusal(order.mechanism)
         if refusal:
             raise InvalidParameterError(refusal)
-        engine = self.for_request(order.mechanism, order.options, order.seed)
+        engine = self.for_request(order.mechanism, order.options, order.seed, order.entities)
 
         def progress(_done: int) -> None:
             if abandoned.is_set():  # the request timed out: stop before anything is recorded
@@ -374,6 +498,8 @@ class ServiceEngine:
                 releases = engine.sanitize_many(order.texts, progress=progress)
             records, replayed, budget = [r.to_dict() for r in releases], False, None
         kind = records[0]["guarantee"]["kind"] if records else MECHANISMS.entry(order.mechanism).guarantee
+        shown = order.entities.public()
+        counts = dict(Counter(entity["type"] for record in records for entity in record.get("entities", ())))
         response = {
             "mechanism": order.mechanism,
             "parameters": {k: v for k, v in engine.public_params().items() if k != "seed" or order.seed is not None},
@@ -381,6 +507,7 @@ class ServiceEngine:
             "guarantees": [record["guarantee"].get("statement") or KINDS[record["guarantee"]["kind"]]
                            for record in records],
             "guarantee_kind": KINDS.get(kind, kind),
+            "entity_stage": {"options": shown, "counts": counts, "summary": stage_summary(shown, counts)},
             "budget": budget,
             "spent": {"unit": unit, "subjects": spent} if order.subjects is not None else None,
             "dataset": order.dataset if order.subjects is not None else None,

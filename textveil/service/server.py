@@ -62,6 +62,11 @@ def run_service(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, settings: Se
     started = time.perf_counter()
     app.state.engine.warm_calibration()
     log.info("warmed up in %.1f s (the page's calibration curve and the decoder's index)", time.perf_counter() - started)
+    started = time.perf_counter()
+    if app.state.engine.warm_entity_stage() is None:
+        log.info("entity stage loaded in %.1f s (Presidio and spaCy; placeholders unless a request says otherwise; "
+                 "pseudonyms keyed by %s)", time.perf_counter() - started,
+                 "the --pseudonym-key file" if settings.pseudonym_key is not None else "a fresh key for this run")
     shown = f"[{host}]" if ":" in host else host
     log.info("textveil service on http://%s:%d/ (API docs /docs; token %s; ledger %s)", shown, port,
              "required" if settings.api_token else "off", "on" if settings.ledger else "off")

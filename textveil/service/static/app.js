@@ -319,6 +319,30 @@ function ledgerFields() {
   return fields;
 }
 
+// The entity stage the page asks for (the service's default: placeholders).
+function entityOptions() {
+  return { operator: $("entities").value || "placeholder" };
+}
+
+// What the entity stage replaced, as spans of the original text (offsets from the response).
+function entitySpans(text, entities) {
+  return (entities || [])
+    .filter((entity) => entity.start >= 0 && entity.end <= text.length && entity.start < entity.end)
+    .map((entity) => ({
+      start: entity.start, end: entity.end, className: "entity",
+      title: `${entity.type} \u2192 ${entity.replacement === "" ? "(dropped)" : entity.replacement}` +
+        ` (score ${formatNumber(entity.score, 2)})`,
+    }));
+}
+
+// The original with the replaced entities highlighted; where none was replaced, the changed words.
+// (The changes count tokens of the text after the entity stage: once an entity is replaced they no
+// longer line up with the original's tokens, so they are shown on the release only.)
+function originalSpans(original, record, layout) {
+  const entities = entitySpans(original, record.entities);
+  return entities.length ? entities : changedSpans(original, record.changed, "original", layout);
+}
+
 async function release() {
   const mechanism = currentMechanism();
   if (!mechanism) return;
@@ -336,13 +360,15 @@ async function release() {
       form.append("mechanism", mechanism.name);
       form.append("parameters", JSON.stringify(parameters()));
       form.append("text_field", $("text-field").value || "text");
+      form.append("entities", JSON.stringify(entityOptions()));
       for (const [key, value] of Object.entries(extra)) form.append(key, value);
       if (seed) form.append("seed", seed);
       response = await api("/v1/sanitize/upload", { method: "POST", body: form });
       state.inputs = response.inputs;
     } else {
       const text = $("text").value;
-      const body = { texts: [text], mechanism: mechanism.name, parameters: parameters(), ...extra };
+      const body = { texts: [text], mechanism: mechanism.name, parameters: parameters(), entities: entityOptions(),
+                     ...extra };
       if (seed) body.seed = Number(seed);
       response = await api("/v1/sanitize", {
         method: "POST",
@@ -393,7 +419,7 @@ function showDocument(index) {
   const record = response.releases[index];
   const original = state.inputs[index] || "";
   const layout = record.guarantee.layout;
-  renderHighlighted($("original"), original, changedSpans(original, record.changed, "original", layout));
+  renderHighlighted($("original"), original, originalSpans(original, record, layout));
   renderHighlighted($("released"), record.text, changedSpans(record.text, record.changed, "released", layout));
   const guarantee = record.guarantee;
   const perUnit = guarantee.epsilon === null ? "" : ` at epsilon ${formatNumber(guarantee.epsilon)} per ${guarantee.unit}`;
@@ -404,6 +430,11 @@ function showDocument(index) {
     (record.words_unchanged_by_noise ? `; ${record.words_unchanged_by_noise} released as themselves` : "") + ".";
   $("guarantee").textContent = response.guarantees[index];
   $("guarantee").className = guarantee.kind === "none" ? "error" : "";
+  const stage = response.entity_stage;
+  const found = (record.entities || []).length;
+  $("entity-summary").textContent = stage ? `${stage.summary}.` +
+    (response.releases.length > 1 ? ` This document: ${found} replaced.` : "") : "";
+  $("entity-summary").className = stage && stage.options.operator === "off" ? "error" : "muted";
 }
 
 function downloadJson() {
@@ -447,6 +478,13 @@ async function start() {
     return;
   }
   $("token-fields").hidden = !state.health.token_required;
+  const stage = state.health.entity_stage;
+  if (stage && !stage.available) {  // not installed here: only "off" can release
+    for (const option of $("entities").options) option.disabled = option.value !== "off";
+    $("entities").value = "off";
+    $("entities-note").textContent = stage.reason;
+    $("entities-note").className = "error";
+  }
   $("ledger-fields").hidden = !state.health.ledger;
   $("text").maxLength = state.health.limits.max_text_chars;
   await loadMechanisms();

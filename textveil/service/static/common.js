@@ -105,6 +105,7 @@ function changedSpans(text, changes, side, layout) {
 }
 
 // Fill `container` with `text`, the spans wrapped in <mark> (text nodes only: nothing is parsed as HTML).
+// A span shows its change ("from -> to") as its title, or its own `title`, and may carry a `className`.
 function renderHighlighted(container, text, spans) {
   container.replaceChildren();
   let at = 0;
@@ -113,7 +114,8 @@ function renderHighlighted(container, text, spans) {
     container.appendChild(document.createTextNode(text.slice(at, span.start)));
     const mark = document.createElement("mark");
     mark.textContent = text.slice(span.start, span.end);
-    mark.title = `${span.change.from} \u2192 ${span.change.to}`;
+    mark.title = span.title !== undefined ? span.title : `${span.change.from} \u2192 ${span.change.to}`;
+    if (span.className) mark.className = span.className;
     container.appendChild(mark);
     at = span.end;
   }

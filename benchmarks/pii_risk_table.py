@@ -1,0 +1,65 @@
+"""The entity stage's effect on risk: one table from the comparisons benchmarks/pii_risk.sh wrote
+(docs/results/pii-risk/{blog,c50}-{on,off}/results.json). blog-off, when absent, is read from
+docs/results/compare-blog-short: the same split, seed, attacks and trainings with no stage.
+
+    .venv/bin/python benchmarks/pii_risk_table.py      # writes docs/results/pii-risk/README.md
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textveil.corpus.writing import atomic_write_text
+
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
+SOURCES = {
+    ("blog_short, 150 users, per user", "on"): [RESULTS / "pii-risk" / "blog-on"],
+    ("blog_short, 150 users, per user", "off"): [RESULTS / "pii-risk" / "blog-off", RESULTS / "compare-blog-short"],
+    ("C50, first 25 authors, per article", "on"): [RESULTS / "pii-risk" / "c50-on"],
+    ("C50, first 25 authors, per article", "off"): [RESULTS / "pii-risk" / "c50-off"],
+}
+
+
+def best(attacks: dict, training: str) -> tuple[float, str] | None:
+    scored = [(a["top1"], name) for name, a in attacks.items() if a.get("training", training) == training]
+    return max(scored) if scored else None
+
+
+def rows() -> list[str]:
+    lines = ["| corpus | emp epsilon | entity stage | best clean-trained top-1 | best release-trained top-1 | risk | "
+             "MiniLM similarity | entities replaced | from |", "|---|---:|---|---:|---:|---:|---:|---:|---|"]
+    for (corpus, stage), folders in SOURCES.items():
+        folder = next((f for f in folders if (f / "results.json").is_file()), None)
+        if folder is None:
+            lines.append(f"| {corpus} | 10, 15 | {stage} | not measured | | | | | |")
+            continue
+        results = json.loads((folder / "results.json").read_text())
+        for release in results["releases"]:
+            if release["name"] != "emp" or release["parameter"] not in (10.0, 15.0):
+                continue
+            point = release["point"]
+            clean = best(point["attacks"], "clean")
+            aware = best(point.get("attacks_release") or {}, "release")
+            similarity = release["utility"].get("semantic-similarity", {}).get("value")
+            replaced = point["release"].get("entities_replaced", "")
+            lines.append(
+                f"| {corpus} | {release['parameter']:g} | {stage} | {clean[0]:.3f} ({clean[1]}) | "
+                + (f"{aware[0]:.3f} ({aware[1]})" if aware else "n/a")
+                + f" | {release['risk']['top1']:.3f} | {similarity:.3f} | {replaced} | `{folder.relative_to(RESULTS)}` |")
+    return lines
+
+
+def main() -> None:
+    text = "\n".join([
+        "# The entity stage's effect on risk (issue 28)", "",
+        "emp at epsilon 10 and 15, with the entity stage (placeholders, the default types) on and off; risk is the "
+        "best top-1 identification over char3-svm, word1-svm and length, trained on clean known texts and on known "
+        "texts released the same way (stage included). Made with `benchmarks/pii_risk.sh blog|c50` (seed 1) and "
+        "`benchmarks/pii_risk_table.py`; the reports are in the folders named.", "", *rows(), ""])
+    atomic_write_text(RESULTS / "pii-risk" / "README.md", text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
