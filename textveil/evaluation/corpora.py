@@ -13,7 +13,6 @@ from textveil.corpus.labelled import (
     split_first_k,
     split_stratified,
 )
-from textveil.errors import InvalidParameterError
 from textveil.evaluation.experiment import EvaluationCorpora
 
 

@@ -156,7 +156,6 @@ class EntityRequest(BaseModel):
         "document.")
 
 
-
 class SanitizeRequest(BaseModel):
     """Texts to release, the mechanism and its parameters; a subject (or one per text) to count
     the spend against when the service keeps a budget ledger."""
