@@ -35,17 +35,33 @@ class LabelledSentence:
 
 def generated_sentences(count: int, seed: int) -> list[LabelledSentence]:
     """``count`` labelled sentences from presidio-evaluator's generator with ``seed`` (the same
-    seed gives the same sentences). Needs the test extra (``pip install presidio-evaluator``)."""
+    seed gives the same sentences, but for the dates in them). Needs the test extra
+    (``pip install presidio-evaluator``); the global random generators are left as they were."""
     import contextlib
     import io
     import warnings
 
     from presidio_evaluator.data_generator import PresidioSentenceFaker
 
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        warnings.simplefilter("ignore")  # it would fetch a list of hospitals, and says so when offline
-        faker = PresidioSentenceFaker(locale="en_US", lower_case_ratio=0.05, random_seed=seed)
-        records = faker.generate_new_fake_sentences(count)
+    import random
+
+    import numpy as np
+
+    saved = random.getstate(), np.random.get_state()
+    try:
+        # The generator seeds Python's and NumPy's global generators only after it has drawn its
+        # table of fake people from them: seeded here first, the set is the same in every process
+        # (but for DATE_TIME values, which Faker draws relative to the clock).
+        random.seed(seed)
+        np.random.seed(seed)
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("ignore")  # it would fetch a list of hospitals, and says so when offline
+            faker = PresidioSentenceFaker(locale="en_US", lower_case_ratio=0.05, random_seed=seed)
+            records = faker.generate_new_fake_sentences(count)
+    finally:
+        random.setstate(saved[0])
+        np.random.set_state(saved[1])
     # The address templates write line breaks as the two characters backslash-n: made real line
     # breaks (and a space, so every offset stays where it was).
     return [LabelledSentence(r.full_text.replace("\\n", " \n"),
