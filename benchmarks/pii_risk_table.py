@@ -35,6 +35,10 @@ def rows() -> list[str]:
             lines.append(f"| {corpus} | 10, 15 | {stage} | not measured | | | | | |")
             continue
         results = json.loads((folder / "results.json").read_text())
+        if stage == "off":  # the reference: the text as written, and a guess
+            unmodified = results["unmodified"]["risk"]
+            lines.append(f"| {corpus} | unmodified text | | {unmodified['top1']:.3f} ({unmodified['attack']}) | | "
+                         f"{unmodified['top1']:.3f} | 1.000 | | chance {results['chance']:.3f} |")
         for release in results["releases"]:
             if release["name"] != "emp" or release["parameter"] not in (10.0, 15.0):
                 continue
@@ -56,7 +60,14 @@ def main() -> None:
         "emp at epsilon 10 and 15, with the entity stage (placeholders, the default types) on and off; risk is the "
         "best top-1 identification over char3-svm, word1-svm and length, trained on clean known texts and on known "
         "texts released the same way (stage included). Made with `benchmarks/pii_risk.sh blog|c50` (seed 1) and "
-        "`benchmarks/pii_risk_table.py`; the reports are in the folders named.", "", *rows(), ""])
+        "`benchmarks/pii_risk_table.py`; the reports are in the folders named. MiniLM similarity compares each "
+        "release with its original (names included); *entities replaced* counts the released (unknown) texts' "
+        "entities.", "", *rows(), "",
+        "Reading: the names, places and organisations that survive emp carry much of what identifies a writer. With "
+        "them replaced first, the best attack's top-1 falls at both epsilons on both corpora, most for the "
+        "clean-trained attacks (they learned the names), and MiniLM similarity falls too (a placeholder is further "
+        "from the original than the surviving name). The stage moves emp along the frontier rather than off it: on "
+        "blog_short neither setting becomes both readable and unlinkable.", ""])
     atomic_write_text(RESULTS / "pii-risk" / "README.md", text)
     print(text)
 

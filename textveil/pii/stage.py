@@ -280,7 +280,7 @@ def recall_summary(entity_types: Sequence[str]) -> str:
     'recall not measured'
     """
     measured = measured_recall().get("per_type", {})
-    shown = [f"{t} {measured[t]['recall']:.2f}" for t in entity_types if t in measured]
+    shown = [f"{t} {measured[t]['recall']:.3f}" for t in entity_types if t in measured]
     if not shown:
         return "recall not measured"
     return "measured recall " + ", ".join(shown) + " (presidio-evaluator's generated sentences)"
