@@ -22,6 +22,8 @@ from textveil.cli_budget import plan_budget, register_budget_commands, report_bu
 from textveil.cli_models import register_model_commands
 from textveil.cli_pivot import attack_frequency, pivot_app
 from textveil.cli_support import (
+    FIRST_LABELS,
+    TEXTS_PER_LABEL,
     with_entity_options,
     Layout,
     OutputFormat,
@@ -196,6 +198,10 @@ def sanitize(
     if budget is not None:
         report_budget(budget)
     warn_copied_fields(documents, text_field)
+    if fmt is OutputFormat.json:
+        stderr.print("note: --format json is a record for you, NOT a release: it holds each changed word as it "
+                     "was in the input and where the entity stage found each entity; publish the text format",
+                     style="bold yellow", markup=False)
 
 
 def _report(releases, engine, output: Optional[Path]) -> None:
@@ -480,12 +486,8 @@ def evaluate(
     top_k: int = typer.Option(10, help="Top-k for identification curves."),
     unknown_per_label: Optional[int] = typer.Option(None, help="Sample this many unknown texts per author."),
     known_per_label: Optional[int] = typer.Option(None, help="Per author, the first K texts are known (single corpus)."),
-    first_labels: Optional[int] = typer.Option(
-        None, help="Keep only the first N authors (in file order; of the known corpus when known and unknown are "
-        "given apart), read in place."),
-    texts_per_label: Optional[int] = typer.Option(
-        None, help="Keep only each author's first T texts (of a single corpus before its known/unknown split; of "
-        "each, given apart)."),
+    first_labels: Optional[int] = FIRST_LABELS,
+    texts_per_label: Optional[int] = TEXTS_PER_LABEL,
     collapse_per_label: bool = typer.Option(False, help="Judge each unknown author's texts together (paper 004)."),
     embeddings: str = typer.Option("default", help="'default' or a vectors file."),
     vocab_size: Optional[int] = typer.Option(None, help="Keep only the K most frequent vocabulary words."),

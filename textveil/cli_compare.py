@@ -16,6 +16,8 @@ from typing import Optional
 import typer
 
 from textveil.cli_support import (
+    FIRST_LABELS,
+    TEXTS_PER_LABEL,
     with_entity_options,
     language_model_option,
     progress_bar,
@@ -80,12 +82,8 @@ def compare(
     top_k: int = typer.Option(10, help="Top-k for identification."),
     known_per_label: Optional[int] = typer.Option(None, help="Per author, the first K texts are known (single corpus)."),
     unknown_per_label: Optional[int] = typer.Option(None, help="Sample this many unknown texts per author."),
-    first_labels: Optional[int] = typer.Option(
-        None, help="Keep only the first N authors (in file order; of the known corpus when known and unknown are "
-        "given apart), read in place."),
-    texts_per_label: Optional[int] = typer.Option(
-        None, help="Keep only each author's first T texts (of a single corpus before its known/unknown split; of "
-        "each, given apart)."),
+    first_labels: Optional[int] = FIRST_LABELS,
+    texts_per_label: Optional[int] = TEXTS_PER_LABEL,
     collapse_per_label: bool = typer.Option(False, help="Judge each unknown author's texts together (per user)."),
     embeddings: str = typer.Option("default", help="'default' or a vectors file."),
     text_field: str = typer.Option("text", help="Text field of JSONL/CSV corpora."),

@@ -135,6 +135,14 @@ def warn_copied_field_names(names) -> None:
                      style="bold yellow", markup=False)
 
 
+# Subsets of a risk corpus read in place (evaluate, compare).
+FIRST_LABELS = typer.Option(
+    None, "--first-labels", help="Keep only the first N authors (in file order; of the known corpus when known and "
+    "unknown are given apart), read in place.")
+TEXTS_PER_LABEL = typer.Option(
+    None, "--texts-per-label", help="Keep only each author's first T texts (of a single corpus before its "
+    "known/unknown split; of each, given apart).")
+
 # The entity stage's options, declared once and added by @with_entity_options to every command
 # that releases or learns from text (sanitize, release, evaluate, compare, attack, train, pivot).
 _ENTITY_OPTIONS = (
