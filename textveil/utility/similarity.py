@@ -18,17 +18,16 @@ the score stays representative, but it compares only the opening of long documen
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from textveil.errors import InvalidParameterError, TextveilError
+from textveil.models.quiet_loading import quiet_model_loading
 from textveil.utility.preprocess import check_parallel
 
 _LOAD_LOCK = threading.Lock()
@@ -72,29 +71,10 @@ def _load_model(path: str, device: str) -> Any:
             "semantic similarity needs the 'sentence-transformers' package; pip install sentence-transformers"
         ) from None
     try:
-        with _quiet_transformers():
+        with quiet_model_loading():
             return SentenceTransformer(path, device=device)
     except (OSError, ValueError) as exc:
         raise TextveilError(f"cannot load the sentence encoder from '{path}': {exc}") from None
-
-
-@contextmanager
-def _quiet_transformers() -> Iterator[None]:
-    """Silence transformers while loading: its weight-loading progress bar and a load report
-    that flags the packaged checkpoint's unused ``position_ids`` buffer (harmless) would
-    otherwise land in every evaluation's output. Settings are restored afterwards."""
-    from transformers.utils import logging as transformers_logging
-
-    logger = logging.getLogger("transformers")
-    level, bars = logger.level, transformers_logging.is_progress_bar_enabled()
-    logger.setLevel(logging.ERROR)
-    transformers_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-        if bars:
-            transformers_logging.enable_progress_bar()
 
 
 class SemanticSimilarity:

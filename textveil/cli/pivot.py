@@ -15,7 +15,7 @@ from typing import Optional
 
 import typer
 
-from textveil.cli_support import (
+from textveil.cli.support import (
     with_entity_options,
     progress_bar,
     stderr,

@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from textveil.cli_support import OutputFormat, stderr
+from textveil.cli.support import OutputFormat, stderr
 from textveil.errors import InputError, InvalidParameterError
 
 budget_app = typer.Typer(help="The privacy budget ledger: caps, what was spent, an export.", no_args_is_help=True)
@@ -98,7 +98,6 @@ def show(
     fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text (a table) or json."),
 ) -> None:
     """What each subject has spent, its cap and what is left."""
-    from textveil.privacy.ledger import BudgetLedger
 
     book = _existing(ledger)
     totals, caps = book.totals(), book.caps()

@@ -15,7 +15,7 @@ from typing import Optional
 
 import typer
 
-from textveil.cli_support import (
+from textveil.cli.support import (
     FIRST_LABELS,
     TEXTS_PER_LABEL,
     with_entity_options,

@@ -12,15 +12,16 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import TextColumn
 
-from textveil.cli_support import (
+from textveil.cli.support import (
     with_entity_options,
     given_options,
     load_cli_embeddings,
+    progress_bar,
     stderr,
 )
-from textveil.cli_synthesis import read_user_texts
+from textveil.cli.synthesis import read_user_texts
 from textveil.errors import InputError, InvalidParameterError
 
 
@@ -99,9 +100,7 @@ def train(
     engine = MECHANISMS.make(mechanism, shared=shared, **options, seed=seed, **({"device": device} if neural else {}))
     record_training_stage(engine, stage)
     if neural:
-        with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), TimeRemainingColumn(),
-                      console=stderr, transient=True) as progress:
+        with progress_bar(TextColumn("loss {task.fields[loss]}")) as progress:
             task = progress.add_task(f"training {mechanism}", total=None, loss="-")
             # A mechanism that models its writers is trained on each text's user, and validated likewise.
             data = (texts, users, dev, dev_users) if users is not None else (texts, dev)

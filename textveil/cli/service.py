@@ -15,7 +15,7 @@ from typing import Optional
 
 import typer
 
-from textveil.cli_support import stderr
+from textveil.cli.support import stderr
 from textveil.errors import InputError
 
 TOKEN_VARIABLE = "TEXTVEIL_API_TOKEN"

@@ -15,7 +15,7 @@ from typing import Optional
 
 import typer
 
-from textveil.cli_support import progress_bar, stderr
+from textveil.cli.support import progress_bar, stderr
 from textveil.errors import InputError, InvalidParameterError
 
 

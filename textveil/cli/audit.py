@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from textveil.cli_support import (
+from textveil.cli.support import (
     Layout,
     OutputFormat,
     given_options,

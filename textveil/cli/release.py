@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import typer
 
-from textveil.cli_support import (
+from textveil.cli.support import (
     with_entity_options,
     Layout,
     given_options,
@@ -74,7 +74,7 @@ def release(
 ) -> None:
     """Release a corpus of any size into shards in --out, streaming, with a manifest; a killed run
     resumes where it stopped (run the same command again). Each record keeps its other fields."""
-    from textveil.cli_budget import plan_budget
+    from textveil.cli.budget import plan_budget
     from textveil.mechanisms.registry import MECHANISMS
     from textveil.release.cluster import open_runner
     from textveil.release.job import LedgerPlan, ReleaseJob, run_release
@@ -124,7 +124,7 @@ def release(
         return
     _report(manifest, out)
     if budget is not None:
-        from textveil.cli_budget import BudgetPlan, report_budget
+        from textveil.cli.budget import BudgetPlan, report_budget
 
         report_budget(BudgetPlan(budget.ledger, dataset, outcome.subjects))
 

@@ -3,13 +3,22 @@ and reading a mechanism's options as the user gave them. No privacy logic lives 
 
 from __future__ import annotations
 
+import time
 from enum import Enum
 from pathlib import Path
 from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from textveil.errors import InvalidParameterError
 
@@ -30,16 +39,81 @@ class Layout(str, Enum):
     keep = "keep"
 
 
-def progress_bar() -> Progress:
+def progress_bar(*extra_columns: ProgressColumn) -> Progress | StageLines:
+    """A live progress bar on a terminal; elsewhere (a log file, CI, a pipe) a line per stage.
+
+    A bar redrawn into a file is one endless line of carriage returns, so where stderr is not a
+    terminal the same calls print one line per stage, when it ends (nothing when it fails: the
+    error is then the one line).
+    """
+    if not stderr.is_terminal:
+        return StageLines(stderr)
     return Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        *extra_columns,
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=stderr,
         transient=True,
     )
+
+
+class StageLines:
+    """What :func:`progress_bar` gives where stderr is not a terminal: the calls of a rich
+    ``Progress`` (``add_task``, ``advance``, ``update``, ``console``), written as one line per stage.
+
+    >>> from io import StringIO
+    >>> out = StringIO()
+    >>> with StageLines(Console(file=out, width=80)) as bar:
+    ...     task = bar.add_task("sanitising", total=3)
+    ...     bar.advance(task, 3)
+    >>> print(out.getvalue().strip())  # doctest: +ELLIPSIS
+    sanitising: done, 3 of 3 in ... s
+    """
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._tasks: dict[int, dict] = {}
+
+    def __enter__(self) -> StageLines:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if exc_info[0] is None:
+            for task in self._tasks:
+                self._end(task)
+
+    def add_task(self, description: str, total: float | None = None, **fields) -> int:
+        task = len(self._tasks)
+        self._tasks[task] = {"description": description, "total": total, "done": 0.0, "started": time.perf_counter()}
+        return task
+
+    def advance(self, task: int, advance: float = 1) -> None:
+        self._tasks[task]["done"] += advance
+
+    def update(self, task: int, *, completed: float | None = None, total: float | None = None,
+               description: str | None = None, advance: float | None = None, **fields) -> None:
+        state = self._tasks[task]
+        if description is not None and description != state["description"]:
+            self._end(task)
+            state.update(description=description, started=time.perf_counter())
+        if total is not None:
+            state["total"] = total
+        if completed is not None:
+            state["done"] = completed
+        if advance is not None:
+            state["done"] += advance
+
+    def _end(self, task: int) -> None:
+        state = self._tasks[task]
+        if state.get("ended") == state["description"]:
+            return
+        state["ended"] = state["description"]
+        counted = f", {state['done']:,.0f} of {state['total']:,.0f}" if state["total"] else ""
+        seconds = time.perf_counter() - state["started"]
+        self.console.print(f"{state['description']}: done{counted} in {seconds:.1f} s", markup=False, highlight=False)
 
 
 def load_cli_embeddings(spec: str, vocab_size: Optional[int]):
@@ -205,3 +279,26 @@ def entity_options(entities: str, entity_types: Optional[str], allow_entity: Opt
     return EntityOptions(operator=entities, entity_types=types, allow=words(allow_entity), deny=words(deny_entity),
                          key=key, key_file=None if pseudonym_key is None else str(Path(pseudonym_key).resolve()),
                          scope=entity_scope)
+
+
+class Decoder(str, Enum):
+    """emp's nearest-word decoding, as the commands offer it."""
+
+    exact = "exact"
+    screened = "screened"
+    approx = "approx"
+
+
+class OovPolicy(str, Enum):
+    """What emp does with words outside its vocabulary."""
+
+    perturb = "perturb"
+    keep = "keep"
+    drop = "drop"
+
+
+def corpus_words(documents) -> list[str]:
+    """The word tokens of documents, in order: what a vocabulary is restricted to."""
+    from textveil.text.tokenize import tokenize
+
+    return [t.text for d in documents for t in tokenize(d.text) if t.is_word]

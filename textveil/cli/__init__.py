@@ -1,0 +1,11 @@
+"""The ``textveil`` command line. It holds no privacy logic: it parses, calls the library, writes.
+
+Releases go to stdout (or ``--output``); reports and progress go to stderr. Bad input gets one
+line on stderr and exit status 2. One module per family of commands (``sanitize``, ``attack``,
+``compare``, ``release``, ...); :mod:`textveil.cli.support` holds what they share and
+:mod:`textveil.cli.entry` assembles them.
+"""
+
+from textveil.cli.entry import app, main
+
+__all__ = ["app", "main"]
