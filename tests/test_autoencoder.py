@@ -476,3 +476,122 @@ def test_the_audit_keeps_a_trained_generators_claims(erae_model) -> None:
     claims = [p.claim for p in report.pairs]
     assert claims == [20.0, 20.0, 0.0, 20.0 * len(release_units(first))]  # N tokens each; casing: the same units
     assert report.pairs[-1].bound > 1.0  # the generator's releases do depend on the input
+
+
+# --------------------------------------------------------------------------------------
+# The two-set sampler of the authors' public code (issue 30): what it draws, what it costs.
+# --------------------------------------------------------------------------------------
+
+
+def _two_set_exact(p: np.ndarray, set_epsilon: float, token_epsilon: float, draws: int) -> np.ndarray:
+    """The two-set sampler's exact output distribution for one row, by enumerating every
+    sequence of lexical draws (the sampler's own definition, written independently)."""
+    p = np.asarray(p, dtype=np.float64) / np.sum(p)
+    out = np.zeros(len(p))
+    for sequence in itertools.product(range(len(p)), repeat=draws):
+        weight = float(np.prod(p[list(sequence)]))
+        if weight == 0.0:
+            continue
+        lexical = np.isin(np.arange(len(p)), sequence)
+        mass = p[lexical].sum()
+        take = 1.0 if lexical.all() else 1.0 / (1.0 + math.exp(-set_epsilon / 2 * (2 * mass - 1)))
+        for members, chance in ((lexical, take), (~lexical, 1.0 - take)):
+            if chance > 0 and members.any():
+                inside = np.exp(token_epsilon / 2 * p) * members
+                out += weight * chance * inside / inside.sum()
+    return out
+
+
+def test_two_set_draws_follow_their_exact_distribution() -> None:
+    """60,000 draws from one row fit the enumerated distribution (chi-square), and do not fit
+    Algorithm 1's exponential mechanism on the same row: the two samplers really differ."""
+    from textveil.mechanisms.sampling import make_rng, sample_two_set_mechanism
+
+    p = np.array([0.55, 0.25, 0.12, 0.05, 0.03])
+    n = 60_000
+    drawn = sample_two_set_mechanism(np.tile(p, (n, 1)), 3.0, 0.1, 2, make_rng(4), block_rows=7_000)
+    counts = np.bincount(drawn, minlength=len(p))
+    expected = _two_set_exact(p, 3.0, 0.1, 2)
+    assert stats.chisquare(counts, n * expected).pvalue > 1e-3
+    algorithm_1 = exponential_mechanism_probabilities(p, 3.0)
+    assert stats.chisquare(counts, n * algorithm_1).pvalue < 1e-6
+
+
+def test_two_set_likelihood_ratio_reaches_its_stated_epsilon_not_the_papers() -> None:
+    """Exact probabilities over random pairs of generator rows never differ by more than
+    exp(two_set_token_epsilon); a confident row against one confident elsewhere comes within
+    ln(1 + e^(-eps/2)) + ln(N / (N - 1)) + token_eps / 2 of it, and above the paper's epsilon."""
+    from textveil.privacy.exponential_mechanism import two_set_token_epsilon
+
+    rng = np.random.default_rng(7)
+    outputs, draws, token_epsilon = 5, 2, 0.1
+    for set_epsilon in (1.0, 4.0, 12.0):
+        stated = two_set_token_epsilon(set_epsilon, token_epsilon, outputs)
+        rows = [rng.dirichlet(np.full(outputs, 0.3)) for _ in range(25)] + [np.eye(outputs)[0], np.eye(outputs)[1]]
+        exact = np.array([_two_set_exact(row, set_epsilon, token_epsilon, draws) for row in rows])
+        worst = float(np.max(np.log(exact[:, None, :] / exact[None, :, :])))
+        assert worst <= stated + 1e-9
+        extreme = float(np.log(exact[-2, 0] / exact[-1, 0]))
+        assert extreme >= set_epsilon / 2 + math.log(outputs - 1) - 1e-9
+        assert stated - extreme <= math.log1p(math.exp(-set_epsilon / 2)) + math.log(outputs / (outputs - 1)) + 0.05 + 1e-9
+        if set_epsilon < 2 * math.log(outputs - 1):
+            assert extreme > set_epsilon  # the paper's per-token claim does not hold
+
+
+def test_two_set_erae_releases_state_and_keep_what_they_really_cost(erae_model) -> None:
+    """Through the public API: the same trained model with ``sampler="two-set"`` releases from
+    the two-set distribution (chi-square on 3,000 releases per step), its Guarantee states
+    ln(1 + e^(eps/2)) + ln N + token_eps/2 per token and that the paper's epsilon does not hold,
+    the ledger is charged that, and releases of two texts never prove a larger ratio."""
+    from textveil.privacy.exponential_mechanism import two_set_token_epsilon
+
+    two_set = erae_model.with_params(sampler="two-set", lexical_draws=2, seed=3)
+    assert two_set.fingerprint()["model"] == erae_model.fingerprint()["model"]  # one model serves both samplers
+    offset = len(SPECIALS)
+    candidates = len(two_set.vocabulary_) - offset
+    stated = two_set_token_epsilon(EPSILON, 0.1, candidates)
+    x, x_other = PAIRS[1]
+    release = two_set.sanitize(x)
+    assert release.guarantee.epsilon == pytest.approx(stated)
+    assert release.guarantee.document_epsilon == pytest.approx(stated * 8)
+    statement = release.guarantee.statement
+    assert "two-set" in statement and f"more than the paper's {EPSILON:g}" in statement
+    loud = two_set.with_params(epsilon=50.0).sanitize(x).guarantee
+    assert loud.epsilon < 50.0 and "less than the paper's 50" in loud.statement
+    assert two_set.spend_per_release() == (pytest.approx(stated), "dp epsilon per token")
+    assert erae_model.spend_per_release()[0] == EPSILON  # Algorithm 1 is what the paper says
+
+    n = 3000
+    index = {str(token): i - offset for i, token in enumerate(two_set.vocabulary_)}
+    counts = {}
+    for text in (x, x_other):
+        rows = [release_units(r.text) for r in two_set.sanitize_many([text] * n)]
+        ids = np.array([[index[token] for token in row] for row in rows])
+        counts[text] = np.stack([np.bincount(ids[:, step], minlength=candidates) for step in range(8)])
+    ratings = np.concatenate([two_set.ratings([piece]) for piece in two_set._segments(x)])[:, offset:]
+    for step in range(8):
+        expected = _two_set_exact(ratings[step], EPSILON, 0.1, 2)
+        assert stats.chisquare(counts[x][step], n * expected).pvalue > 1e-3 / 8
+    worst, different, _ = _log_ratio_evidence(counts[x], counts[x_other], n)
+    assert worst <= stated and different >= 1
+
+
+@pytest.mark.parametrize("sampler", ["algorithm-1", "two-set"])
+def test_the_generator_canary_audits_each_sampler_against_its_own_claim(erae_model, sampler) -> None:
+    """The audit's canary for a trained generator (a hand-set generator sure of the input's word):
+    both samplers keep what their Guarantees state; the two-set sampler's audited loss is proved
+    above the paper's epsilon (its claim would fail), Algorithm 1's stays near epsilon / 2."""
+    from textveil.evaluation.audit import run_audit
+    from textveil.evaluation.audit_pairs import audit_cases
+
+    configured = erae_model.with_params(sampler=sampler)
+    cases = [case for case in audit_cases(configured) if case.pair.kind == "canary"]
+    assert len(cases) == 1 and sampler in cases[0].setting
+    report = run_audit(configured, cases, trials=2000, seed=8)
+    pair = report.pairs[0]
+    assert report.passed, report.to_dict()
+    if sampler == "two-set":
+        assert pair.claim == pytest.approx(math.log1p(math.e) + math.log(10) + 0.05)
+        assert pair.bound > EPSILON  # the paper's per-token epsilon does not hold for the code's sampler
+    else:
+        assert pair.claim == EPSILON and 0.5 < pair.bound <= EPSILON / 2 + 0.05

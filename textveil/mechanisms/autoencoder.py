@@ -21,8 +21,14 @@ training data says so in its Guarantee.
 ER-AE trains with the embedding reward after ``pretrain_epochs`` of reconstruction; AE-DP is the
 same network trained on reconstruction alone.
 
-(The authors' public code samples differently: an exponential mechanism between the top-k set
-and the rest, then a fixed token epsilon inside the set. Only the paper's Algorithm 1 is here.)
+The authors' public code samples differently, and ``sampler="two-set"`` does as it does
+(:func:`~textveil.mechanisms.sampling.sample_two_set_mechanism`): a lexical set of
+``lexical_draws`` draws from the generator's probabilities, that set or the rest chosen by the
+exponential mechanism on their masses with epsilon, then the token inside the chosen set with
+``token_epsilon``. Its first step is not private, so its Guarantee does not claim epsilon per
+token but what holds, ln(1 + e^(epsilon/2)) + ln N + token_epsilon/2 over N releasable entries
+(:func:`~textveil.privacy.exponential_mechanism.two_set_token_epsilon`): more than epsilon below
+about 2 ln N, less above. The sampler is chosen at release: one trained model serves both.
 """
 
 from __future__ import annotations
@@ -37,10 +43,11 @@ import numpy as np
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import InvalidParameterError
 from textveil.mechanisms.base import Change, Mechanism, ProgressCallback, Release, texts_hash
-from textveil.mechanisms.sampling import make_rng, sample_exponential_mechanism
+from textveil.mechanisms.sampling import make_rng, sample_exponential_mechanism, sample_two_set_mechanism
 from textveil.mechanisms.trained_network import TrainedNetwork
 from textveil.models.device import check_device, resolve_device
 from textveil.privacy.claims import ReleaseView
+from textveil.privacy.exponential_mechanism import two_set_token_epsilon
 from textveil.privacy.guarantee import Guarantee, unprotected_by_layout
 from textveil.text.casing import public_casing_table
 from textveil.text.layout import PUBLIC_MARKS, is_mark, release_units, render_public_layout
@@ -93,6 +100,7 @@ class AutoEncoderMechanism(TrainedNetwork, Mechanism):
         self.device = device
         self._rng = make_rng(seed)
         self._network_cache: tuple[int, Any] | None = None
+        self._hand_ratings: Callable[[Sequence[Sequence[int]]], np.ndarray] | None = None
 
     def _resources(self) -> dict[str, Any]:
         return {**super()._resources(), "batch_words": self.batch_words, "device": self.device}
@@ -197,9 +205,36 @@ class AutoEncoderMechanism(TrainedNetwork, Mechanism):
         vocabulary = len(self.vocabulary_)
         return AutoEncoder(self._shape(vocabulary), np.zeros((vocabulary, self.embeddings.dim), np.float32))
 
+    def rated_by(self, ratings: Callable[[Sequence[Sequence[int]]], np.ndarray], vocabulary: Sequence[str]):
+        """A copy whose generator is ``ratings`` (token-id segments -> one row of probabilities per
+        step, over the specials then ``vocabulary``), set by hand instead of trained: the audit's
+        canary, where the ratings that come nearest the Guarantee's claim are chosen on purpose.
+        Parameters, sampler and Guarantee are this mechanism's.
+
+        >>> from textveil.embeddings import WordEmbeddings
+        >>> table = WordEmbeddings(["alpha", "bravo"], [[1.0], [-1.0]])
+        >>> sure = lambda segments: np.array([[0.0, 0.0, 0.0, 1.0, 0.0] for s in segments for _ in s])
+        >>> ERAE(50.0, table, seed=0).rated_by(sure, ["alpha", "bravo"]).sanitize("bravo").text
+        'Alpha'
+        """
+        from textveil.models.autoencoder import SPECIALS
+
+        copy = type(self)(**self.get_params(), **self._resources())
+        copy.vocabulary_ = np.array([*SPECIALS, *vocabulary])
+        copy.training_digests_ = np.zeros(0, dtype=np.int64)
+        copy._hand_ratings = ratings
+        return copy
+
+    def with_params(self, **changes: Any):
+        copy = super().with_params(**changes)
+        copy._hand_ratings = self._hand_ratings  # a hand-set generator stays one (the audit reseeds it)
+        return copy
+
     def ratings(self, segments: Sequence[Sequence[int]]) -> np.ndarray:
         """rho_i(x, w) (eq. 5) at every step of ``segments`` (token ids), row-major, over every
         vocabulary row (specials included): float64, each row sums to 1."""
+        if self._hand_ratings is not None:
+            return np.asarray(self._hand_ratings(segments), dtype=np.float64)
         import torch
 
         from textveil.models.autoencoder import pad_batch
@@ -211,8 +246,20 @@ class AutoEncoderMechanism(TrainedNetwork, Mechanism):
             logits, _ = network.step_logits(ids.to(device), lengths)
             return torch.softmax(logits.double(), dim=1).cpu().numpy()
 
+    def token_epsilon_spent(self) -> float:
+        """The epsilon per token this release really gives: ``epsilon`` under Algorithm 1; under
+        the two-set sampler, :func:`~textveil.privacy.exponential_mechanism.two_set_token_epsilon`
+        over the releasable vocabulary (before fitting, the largest it can be: ``vocabulary_size``)."""
+        if self.sampler != "two-set":
+            return float(self.epsilon)
+        from textveil.models.autoencoder import SPECIALS
+
+        vocabulary = getattr(self, "vocabulary_", None)
+        outputs = (len(vocabulary) if vocabulary is not None else self.vocabulary_size) - len(SPECIALS)
+        return two_set_token_epsilon(self.epsilon, self.token_epsilon, max(outputs, 2))
+
     def spend_per_release(self) -> tuple[float, str]:
-        return float(self.epsilon), "dp epsilon per token"
+        return self.token_epsilon_spent(), "dp epsilon per token"
 
     def release_view(self, text: str) -> ReleaseView:
         """``text`` as the Guarantee sees it: every token goes through the generator, and the
@@ -261,7 +308,8 @@ class AutoEncoderMechanism(TrainedNetwork, Mechanism):
 
     def sanitize_many(self, texts: Iterable[str], progress: ProgressCallback | None = None) -> list[Release]:
         """Release many texts, drawing their tokens in batches of about ``batch_words`` tokens."""
-        self._network()
+        if self._hand_ratings is None:
+            self._network()  # no trained model: one clear error before any text is read
         releases: list[Release] = []
         batch: list[tuple[str, list[str], list[list[int]]]] = []
         tokens = 0
@@ -287,8 +335,12 @@ class AutoEncoderMechanism(TrainedNetwork, Mechanism):
         drawn: np.ndarray = np.zeros(0, dtype=np.int64)
         if pieces:
             candidates = self.ratings(pieces)[:, len(SPECIALS):]  # the specials are never released
-            drawn = sample_exponential_mechanism(candidates, self.epsilon, self._rng,
-                                                 sensitivity=SENSITIVITY) + len(SPECIALS)
+            if self.sampler == "two-set":
+                drawn = sample_two_set_mechanism(candidates, self.epsilon, self.token_epsilon, self.lexical_draws,
+                                                 self._rng) + len(SPECIALS)
+            else:
+                drawn = sample_exponential_mechanism(candidates, self.epsilon, self._rng,
+                                                     sensitivity=SENSITIVITY) + len(SPECIALS)
         releases, offset = [], 0
         casing = public_casing_table()
         for text, originals, text_pieces in batch:
@@ -310,17 +362,34 @@ class AutoEncoderMechanism(TrainedNetwork, Mechanism):
             f"{len(self.vocabulary_):,} entries and its weights) was trained on texts other than the released ones",
             "the model is public: the guarantee does not hide it, and it may reveal its training texts",
         )
-        return Guarantee(
-            mechanism=self.name, epsilon=self.epsilon, kind="dp", unit="token", composition="sequential",
-            words_protected=tokens, layout="public", unprotected=unprotected, assumptions=assumptions,
-            statement=(
+        per_token = self.token_epsilon_spent()
+        if self.sampler == "two-set":
+            how = (
+                f"{self.name}: each of this text's {tokens} tokens was drawn by the two-set sampler of paper 002's "
+                f"public code: a lexical set of {self.lexical_draws} draws from the generator's probabilities (no "
+                f"noise), then that set or the rest by the exponential mechanism on their masses with epsilon = "
+                f"{self.epsilon:g}, then the token inside it with epsilon = {self.token_epsilon:g}. Drawing the "
+                f"lexical set is not private, so the paper's {self.epsilon:g} per token is not what holds: no "
+                f"token is ever released with probability below 1 / ((1 + e^(epsilon/2)) N e^(token_epsilon/2)) "
+                f"over N releasable entries, which makes each token {per_token:.4g}-differentially private "
+                f"(ln(1 + e^(epsilon/2)) + ln N + token_epsilon/2, "
+                f"{'more' if per_token > self.epsilon else 'less'} than the paper's {self.epsilon:g}), and "
+                f"by sequential composition the release ({per_token * tokens:.4g})-differentially private against "
+                f"any other text of {tokens} tokens."
+            )
+        else:
+            how = (
                 f"{self.name}: each of this text's {tokens} tokens was drawn by the exponential mechanism with "
                 f"epsilon = {self.epsilon:g} over the model's vocabulary, rated by the generator's softmax "
                 f"probability given the whole input (in [0, 1], sensitivity {SENSITIVITY:g}); by sequential "
                 f"composition (paper 002, Theorem 1) the release is ({self.epsilon * tokens:g})-differentially "
-                f"private against any other text of {tokens} tokens. Released unprotected: "
-                + "; ".join(unprotected) + ". Assumes: " + "; ".join(assumptions) + "."
-            ),
+                f"private against any other text of {tokens} tokens."
+            )
+        return Guarantee(
+            mechanism=self.name, epsilon=per_token, kind="dp", unit="token", composition="sequential",
+            words_protected=tokens, layout="public", unprotected=unprotected, assumptions=assumptions,
+            statement=how + " Released unprotected: " + "; ".join(unprotected) + ". Assumes: "
+            + "; ".join(assumptions) + ".",
         )
 
 
@@ -342,11 +411,13 @@ class ERAE(AutoEncoderMechanism):
                  layers: int = 2, vocabulary_size: int = 20000, max_length: int = 50, epochs: int = 10,
                  pretrain_epochs: int = 5, batch_size: int = 128, learning_rate: float = 0.001, k: int = 5,
                  lambda_recon: float = 1.0, lambda_embed: float = 0.5, freeze_embeddings: bool = True,
+                 sampler: str = "algorithm-1", lexical_draws: int = 5, token_epsilon: float = 0.1,
                  seed: int | None = None, batch_words: int = 8192, device: str = "auto") -> None:
         self._check_parameters(
             epsilon=epsilon, hidden=hidden, layers=layers, vocabulary_size=vocabulary_size, max_length=max_length,
             epochs=epochs, pretrain_epochs=pretrain_epochs, batch_size=batch_size, learning_rate=learning_rate, k=k,
-            lambda_recon=lambda_recon, lambda_embed=lambda_embed, freeze_embeddings=freeze_embeddings, seed=seed,
+            lambda_recon=lambda_recon, lambda_embed=lambda_embed, freeze_embeddings=freeze_embeddings,
+            sampler=sampler, lexical_draws=lexical_draws, token_epsilon=token_epsilon, seed=seed,
         )
         if self.pretrain_epochs > self.epochs:
             raise InvalidParameterError(f"pretrain_epochs ({pretrain_epochs}) exceeds epochs ({epochs})")
@@ -361,10 +432,11 @@ class AEDP(AutoEncoderMechanism):
     def __init__(self, epsilon: float, embeddings: WordEmbeddings | None = None, *, hidden: int = 512,
                  layers: int = 2, vocabulary_size: int = 20000, max_length: int = 50, epochs: int = 10,
                  batch_size: int = 128, learning_rate: float = 0.001, freeze_embeddings: bool = True,
+                 sampler: str = "algorithm-1", lexical_draws: int = 5, token_epsilon: float = 0.1,
                  seed: int | None = None, batch_words: int = 8192, device: str = "auto") -> None:
         self._check_parameters(
             epsilon=epsilon, hidden=hidden, layers=layers, vocabulary_size=vocabulary_size, max_length=max_length,
             epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, freeze_embeddings=freeze_embeddings,
-            seed=seed,
+            sampler=sampler, lexical_draws=lexical_draws, token_epsilon=token_epsilon, seed=seed,
         )
         self._init_common(embeddings, seed, batch_words, device)

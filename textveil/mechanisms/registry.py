@@ -84,6 +84,16 @@ _OPTIMISER = (
     Parameter("learning_rate", float, "Adam's learning rate", 0.001, minimum=0.0),
 )
 _EMBEDDINGS = Parameter("freeze_embeddings", bool, "keep the pre-trained token embeddings fixed in training", True)
+# How a token is drawn: release-time choices, so one trained model serves both (with_params keeps it).
+_SAMPLER = (
+    Parameter("sampler", str, "algorithm-1: the paper's exponential mechanism over the vocabulary (epsilon-DP per "
+              "token); two-set: the authors' public code (a lexical set drawn from the generator, then the set by "
+              "the exponential mechanism with epsilon, then the token with token_epsilon): its Guarantee states "
+              "the epsilon it really gives, ln(1 + e^(epsilon/2)) + ln N + token_epsilon/2 per token",
+              "algorithm-1", choices=("algorithm-1", "two-set")),
+    Parameter("lexical_draws", int, "two-set: draws from the generator that form the lexical set", 5, minimum=0),
+    Parameter("token_epsilon", float, "two-set: epsilon of the draw inside the chosen set", 0.1, minimum=0.0),
+)
 # Theorem 2: with a 20,000-entry vocabulary, a draw puts half its mass on 5 good tokens only
 # from epsilon ~ 16.6 (textveil.privacy.exponential_mechanism.necessary_epsilon).
 _GENERATION_GRID = (5.0, 10.0, 20.0, 30.0, 50.0)
@@ -104,6 +114,7 @@ MECHANISMS.add(Entry(
         Parameter("lambda_recon", float, "weight of the reconstruction loss", 1.0, minimum=0.0),
         Parameter("lambda_embed", float, "weight of the embedding reward", 0.5, minimum=0.0),
         _EMBEDDINGS,
+        *_SAMPLER,
         SEED,
     ),
 ))
@@ -113,7 +124,7 @@ MECHANISMS.add(Entry(
     "reconstruction alone",
     guarantee="dp",
     grid=_GENERATION_GRID,
-    parameters=(EPSILON, *_NETWORK, *_OPTIMISER, _EMBEDDINGS, SEED),
+    parameters=(EPSILON, *_NETWORK, *_OPTIMISER, _EMBEDDINGS, *_SAMPLER, SEED),
 ))
 
 MECHANISMS.add(Entry(

@@ -215,3 +215,68 @@ def sample_uniform_indices(count: int, vocabulary_size: int, rng: np.random.Gene
     count = _check_count(count, "count")
     vocabulary_size = _check_count(vocabulary_size, "vocabulary_size", 1)
     return rng.integers(0, vocabulary_size, size=count, dtype=np.int64)
+
+
+def sample_two_set_mechanism(
+    probabilities: object,
+    set_epsilon: float,
+    token_epsilon: float,
+    lexical_draws: int,
+    rng: np.random.Generator,
+    *,
+    block_rows: int | None = None,
+) -> np.ndarray:
+    """One index per row of (batch, V) ``probabilities`` by the two-set sampler of paper 002's
+    public code (its ``predict_dp_two_sets``), rather than the paper's Algorithm 1.
+
+    For each row p (normalised to sum to 1):
+
+    1. the lexical set L: the distinct indices of ``lexical_draws`` draws from p itself (with
+       replacement, no noise); S is every other index;
+    2. L or S, by the exponential mechanism on their masses p(L) and 1 - p(L) with
+       ``set_epsilon`` (sensitivity 1); S when it is not empty, L otherwise;
+    3. the index, inside the chosen set, by the exponential mechanism on p with ``token_epsilon``.
+
+    Step 1 is not private, so this is NOT set_epsilon-DP: see
+    :func:`textveil.privacy.exponential_mechanism.two_set_token_epsilon` for what it is. Uniforms
+    come from ``rng`` block by block (``lexical_draws`` + 2 per row), so a seed gives the same
+    draws for the same block size (by default derived from V, as in
+    :func:`sample_exponential_mechanism`).
+
+    >>> rows = sample_two_set_mechanism([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]], 50.0, 0.1, 5, make_rng(0))
+    >>> rows.tolist()  # at a large set epsilon the lexical set, here the sure token, wins
+    [2, 0]
+    """
+    set_scale = check_epsilon(set_epsilon, name="set_epsilon") / 2.0
+    token_scale = check_epsilon(token_epsilon, name="token_epsilon") / 2.0
+    draws = _check_count(lexical_draws, "lexical_draws", 1)
+    try:
+        values = np.asarray(probabilities, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidParameterError("probabilities must be a numeric array of shape (batch, V)") from None
+    if values.ndim != 2 or values.shape[1] < 2:
+        raise InvalidParameterError(f"probabilities must have shape (batch, V) with V >= 2, got shape {values.shape}")
+    if not np.all(np.isfinite(values)) or np.any(values < 0) or np.any(values.sum(axis=1) <= 0):
+        raise InvalidParameterError("probabilities must be finite, non-negative, and sum to more than 0 in each row")
+    batch, vocabulary = values.shape
+    step = max(1, BLOCK_ENTRIES // vocabulary) if block_rows is None else _check_count(block_rows, "block_rows", 1)
+    chosen = np.empty(batch, dtype=np.int64)
+    for start in range(0, batch, step):
+        p = values[start:start + step]
+        p = p / p.sum(axis=1, keepdims=True)
+        rows = np.arange(p.shape[0])
+        cumulative = np.cumsum(p, axis=1)
+        lexical = np.zeros(p.shape, dtype=bool)
+        for target in (rng.random((p.shape[0], draws)) * cumulative[:, -1:]).T:
+            lexical[rows, np.minimum((cumulative <= target[:, None]).sum(axis=1), vocabulary - 1)] = True
+        mass = np.where(lexical, p, 0.0).sum(axis=1)
+        # Pr[L] = e^(s m) / (e^(s m) + e^(s (1 - m))): a logistic in the mass difference
+        with np.errstate(over="ignore"):
+            lexical_chance = 1.0 / (1.0 + np.exp(-set_scale * (2.0 * mass - 1.0)))
+        take_lexical = (rng.random(p.shape[0]) < lexical_chance) | lexical.all(axis=1)
+        members = np.where(take_lexical[:, None], lexical, ~lexical)
+        best = np.where(members, p, -np.inf).max(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore"):
+            shifted = np.where(members, token_scale * (p - best), -np.inf)
+        chosen[start:start + step] = _inverse_cdf_rows(shifted, rng.random(p.shape[0]))
+    return chosen
