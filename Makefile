@@ -15,7 +15,7 @@ CHROMIUM := chromium
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo test embeddings bench bench-sweep bench-audit bench-release bench-peers clean
+.PHONY: demo test embeddings bench bench-sweep bench-audit bench-release bench-peers clean docs
 
 DEMO := sanitize examples/sample.txt --mechanism emp --epsilon 20 --seed 7
 
@@ -68,6 +68,21 @@ $(SYSTEM_INSTALLED): | $(PY)
 	  || echo "note: could not install $(CHROMIUM); the web page's browser tests skip"; \
 	else echo "note: install $(CHROMIUM) (Debian) for the web page's browser tests; they skip"; fi
 	@touch $@
+
+# The documentation site (MkDocs, Material theme, API reference from the docstrings, command-line
+# reference from --help), built offline and strict (a broken link or a docstring warning fails it)
+# into site/; open site/index.html.
+DOCS_INSTALLED := $(VENV)/.stamp-docs
+
+$(DOCS_INSTALLED): $(INSTALLED)
+	@echo "installing the documentation tools (pyproject.toml's docs extra)"
+	@$(PY) -m pip install -qq -e ".[docs]"
+	@touch $@
+
+docs: $(DOCS_INSTALLED)
+	@echo "building the documentation site into site/ (strict: any warning fails it)"
+	@NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet --site-dir site
+	@echo "open site/index.html in a browser (search: $(PY) -m http.server -d site 8000)"
 
 bench: $(INSTALLED)
 	$(PY) benchmarks/bench_sanitize.py

@@ -198,6 +198,22 @@ def test_calibrate_on_toy_vectors_prints_table_and_plot(tmp_path, toy_vectors, c
     assert_one_line_error(code, err, "-2")
 
 
+def test_calibrate_samples_the_words_of_a_given_text(tmp_path, toy_vectors, capsys, monkeypatch):
+    """With an input, the tokens come from that text (not the vocabulary), and a text without a
+    word is one line."""
+    words = (tmp_path / "words.txt")
+    words.write_text("the cat sat on the mat with a dog " * 5, encoding="utf-8")
+    code, out, err = run_cli(["calibrate", str(words), "--embeddings", str(toy_vectors), "--epsilons", "1,50",
+                              "--samples", "100", "--seed", "1", "--format", "json"], capsys, monkeypatch)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["tokens_from"] == "your text" and len(data["points"]) == 2
+    empty = tmp_path / "marks.txt"
+    empty.write_text("... !!! ???", encoding="utf-8")
+    code, _, err = run_cli(["calibrate", str(empty), "--embeddings", str(toy_vectors)], capsys, monkeypatch)
+    assert_one_line_error(code, err, "no words")
+
+
 # -- the language-model mechanisms (paraphrase, restyle), on the tiny random model ---------
 
 

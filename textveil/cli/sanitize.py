@@ -276,22 +276,22 @@ def calibrate(
     from textveil.mechanisms.registry import MECHANISMS
 
     grid = MECHANISMS.entry("emp").parameter("epsilon").parse_values(epsilons, "--epsilons")
-    corpus_words = None
+    sampled_words = None
     if inputs:
         files = expand_inputs(list(inputs))
         if plot is not None and plot.resolve() in {f.path.resolve() for f in files if f.path}:
             raise InputError(f"--plot '{plot}' is an input file; choose another path")
-        corpus_words = corpus_words(read_documents(files, text_field, encoding))
-        if not corpus_words:
+        sampled_words = corpus_words(read_documents(files, text_field, encoding))
+        if not sampled_words:
             raise InputError("the inputs hold no words to calibrate on; give text with words, or no input at all")
     table = load_cli_embeddings(embeddings, vocab_size)
     with progress_bar() as progress:
         task = progress.add_task("calibrating", total=len(grid))
         points = run_calibration(
-            table, grid, corpus_words, samples=samples, word_types=word_types, draws=draws,
+            table, grid, sampled_words, samples=samples, word_types=word_types, draws=draws,
             decode=decode.value, seed=seed, progress=lambda n: progress.advance(task, n),
         )
-    source = "your text" if corpus_words else "the vocabulary (Zipf-weighted)"
+    source = "your text" if sampled_words else "the vocabulary (Zipf-weighted)"
     if fmt is OutputFormat.json:
         print(json.dumps({"embeddings": table.name, "tokens_from": source, "points": [p.to_dict() for p in points]}, indent=2))
     else:
