@@ -71,6 +71,14 @@ class StageLines:
     ...     bar.advance(task, 3)
     >>> print(out.getvalue().strip())  # doctest: +ELLIPSIS
     sanitising: done, 3 of 3 in ... s
+    >>> out = StringIO()
+    >>> with StageLines(Console(file=out, width=80)) as bar:  # stages reported as they end
+    ...     task = bar.add_task("evaluating", total=2)
+    ...     bar.update(task, completed=1, description="released")
+    ...     bar.update(task, completed=2, description="attacked")
+    >>> print(out.getvalue().strip())  # doctest: +ELLIPSIS
+    released: done, 1 of 2 in ... s
+    attacked: done, 2 of 2 in ... s
     """
 
     def __init__(self, console: Console) -> None:
@@ -95,16 +103,19 @@ class StageLines:
 
     def update(self, task: int, *, completed: float | None = None, total: float | None = None,
                description: str | None = None, advance: float | None = None, **fields) -> None:
+        """A new ``description`` names the stage just completed (the harness reports a stage when
+        it ends): its line is printed now, timed from the previous line."""
         state = self._tasks[task]
-        if description is not None and description != state["description"]:
-            self._end(task)
-            state.update(description=description, started=time.perf_counter())
         if total is not None:
             state["total"] = total
         if completed is not None:
             state["done"] = completed
         if advance is not None:
             state["done"] += advance
+        if description is not None and description != state["description"]:
+            state["description"] = description
+            self._end(task)
+            state["started"] = time.perf_counter()
 
     def _end(self, task: int) -> None:
         state = self._tasks[task]
