@@ -233,11 +233,21 @@ def test_random_replacement_keeps_its_zero_loss_claims(toy):
 def test_pivot_keeps_l_privacy_and_a_one_code_word_per_word_plan_does_not():
     sound = run_audit(Pivot(l=5), [], trials=100, seed=1)
     assert sound.guarantee == "l-privacy"
-    assert len(sound.pairs) == 3  # three keys
+    # three encodings of one corpus, each under a fresh key, told apart by their key
+    assert [pair.setting for pair in sound.pairs] == ["key 1 of 3", "key 2 of 3", "key 3 of 3"]
     for pair in sound.pairs:
         assert pair.kind == "frequency-analysis" and pair.claim == pytest.approx(0.2)
         assert pair.bound <= pair.claim + 1e-12 and pair.verdict == "pass"
-    assert sound.passed
+        # exact shares on one release: no confidence, power, event counts or trials apply
+        assert (pair.confidence, pair.power, pair.event_first, pair.event_second, pair.trials) == (None,) * 5
+        # the attacker's measured best class is the key's own worst count class: the claim's measure
+        measured = pair.measured
+        assert measured["worst_class_right"] / measured["worst_class_code_words"] == pytest.approx(pair.bound)
+        assert 0 < measured["tokens_decoded"] <= pair.claim + 1e-12
+    assert sound.passed and sound.verdict.startswith("passed: on each of 3 encodings")
+    overall = sound.l_privacy["overall"]
+    assert overall["code_words"] == sum(p.measured["code_words"] for p in sound.pairs)
+    assert overall["success"] <= 0.2 + 1e-12
 
     broken = run_audit(OneCodeWordPerWord(l=5), [], trials=100, seed=1)
     assert broken.guarantee == "l-privacy"
@@ -245,12 +255,38 @@ def test_pivot_keeps_l_privacy_and_a_one_code_word_per_word_plan_does_not():
     assert all(p.verdict == "fail" and p.bound > p.claim for p in broken.pairs)
 
 
+def test_pivot_audit_report_says_what_was_done_with_only_the_columns_that_apply(tmp_path):
+    report = run_audit(Pivot(l=4), [], trials=100, seed=2).to_dict()
+    paths = write_audit_report(report, tmp_path / "audit")
+    markdown = paths["markdown"].read_text(encoding="utf-8")
+    data = json.loads(paths["json"].read_text(encoding="utf-8"))
+    assert data == json.loads(json.dumps(report))
+    # the likelihood-ratio audit's wording and columns are gone
+    for absent in ("releases of each input per stage", "confidence |", "power", "event counts", "OS entropy"):
+        assert absent not in markdown.split("*claim*")[0], absent
+    assert "encoded 3 times, each time under a fresh key (seeded)" in markdown
+    assert "knows the mechanism and every word's count" in markdown
+    table = [line for line in markdown.splitlines() if line.startswith("| key ") or line.startswith("| all ")]
+    assert len(table) == 4 and table[-1].startswith("| all 3 keys, pooled |")
+    # each row of the markdown holds its JSON pair's claim and measured success
+    for line, pair in zip(table, data["pairs"]):
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        assert cells[0] == pair["setting"] and cells[-1] == pair["verdict"]
+        assert float(cells[2]) == pytest.approx(pair["claim"]) and float(cells[3]) == pytest.approx(pair["bound"], abs=5e-4)
+        assert cells[5] == f"{pair['measured']['tokens_decoded']:.1%}"
+    assert data["confidence"] is None and data["l_privacy"]["encodings"] == 3
+    if data["l_privacy"]["same_for_every_key"]:
+        assert "give the same numbers, as they must" in markdown
+
+
 def test_pivot_is_audited_on_the_corpus_given():
     rng = np.random.default_rng(4)
     words = [f"w{i}" for i in range(60)]
     corpus = [" ".join(rng.choice(words, size=12)) for _ in range(80)]
     report = run_audit(Pivot(l=5), [], trials=100, seed=1, corpus=corpus)
-    assert all(p.setting.startswith("80 texts, 960 tokens") for p in report.pairs)
+    assert all(p.first == "the corpus (80 texts, 960 tokens)" for p in report.pairs)
+    assert report.l_privacy["corpus"] == {"texts": 80, "tokens": 960, "source": "given",
+                                          "description": "the corpus given"}
     assert report.passed
 
 

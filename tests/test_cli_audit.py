@@ -77,12 +77,17 @@ def test_pivot_l_privacy_on_a_given_corpus(tmp_path, capsys, monkeypatch):
     weights = 1 / np.arange(1, 61)
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(" ".join(rng.choice(words, size=3000, p=weights / weights.sum())), encoding="utf-8")
-    code, out, err = _audit(["-m", "pivot", "--set", "l=4", "--corpus", str(corpus), "--format", "json"], capsys,
-                            monkeypatch)
+    folder = tmp_path / "report"
+    code, out, err = _audit(["-m", "pivot", "--set", "l=4", "--corpus", str(corpus), "--format", "json", "--report",
+                             str(folder)], capsys, monkeypatch)
     assert code == 0, err
     data = json.loads(out)
     assert data["guarantee"] == "l-privacy" and data["pairs"]
     assert all(p["bound"] <= p["claim"] == 0.25 for p in data["pairs"])
+    assert data["l_privacy"]["corpus"]["source"] == "given"
+    markdown = (folder / "audit.md").read_text()
+    assert "the corpus given (1 text, 3,000 tokens) was encoded 3 times" in markdown
+    assert "| key 1 of 3 |" in markdown and "releases of each input per stage" not in markdown
 
 
 def test_report_files_and_no_overwrite(vectors, tmp_path, capsys, monkeypatch):

@@ -107,7 +107,7 @@ def test_report_holds_the_frontier_tables(written):
     markdown = (out / "report.md").read_text()
     assert "### Frontier: semantic-similarity" in markdown and "### Frontier: fluency" in markdown
     # similarity: synth is left out; nothing is under 5%; emp 10 under 20%; emp 15 under 50%
-    assert "Left out (the measure does not apply): synth." in markdown
+    assert "Off this axis (the measure does not apply, and no number is made up for it): synth (risk 3.0%)." in markdown
     assert "| 5% | none: every release it measures is riskier | – | – | – |" in markdown
     assert "| 20% | emp | epsilon 10 | 0.180 | 15.0% |" in markdown
     assert "| 50% | emp | epsilon 15 | 0.420 | 35.0% |" in markdown

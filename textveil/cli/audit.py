@@ -130,6 +130,18 @@ def _print_table(data: dict) -> None:
     from textveil.evaluation.audit_report import HEADER, audit_rows, fewer_trials
 
     console = Console()
+    if data.get("l_privacy"):  # PIVOT: exact shares of right frequency guesses per encoding, no likelihood ratio
+        from textveil.evaluation.audit_report import L_PRIVACY_HEADER, l_privacy_rows
+
+        view = Table(title=f"textveil audit: {data['mechanism']} ({data['l_privacy']['encodings']} encodings of the "
+                           "corpus, each under a fresh key, attacked by frequency analysis)")
+        for column in L_PRIVACY_HEADER:
+            view.add_column(column)
+        for row in l_privacy_rows(data):
+            view.add_row(*row, style={"fail": "bold red", "pass": "green"}.get(row[-1], "dim"))
+        console.print(view)
+        console.print(data["verdict"], style="bold green" if data["passed"] else "bold red", markup=False)
+        return
     if data["pairs"]:
         view = Table(title=f"textveil audit: {data['mechanism']} ({data['trials']:,} releases per input and stage"
                            f"{fewer_trials(data)})")

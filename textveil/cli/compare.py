@@ -93,6 +93,9 @@ def compare(
     encoding: str = typer.Option("utf-8", help="Encoding of the risk corpus."),
     trainings: str = typer.Option("clean,release", help="What attacks are fitted on: clean, release or both."),
     no_cache: bool = typer.Option(False, help="Keep nothing between runs (no release cache, no resume)."),
+    same_key: bool = typer.Option(
+        True, "--same-key/--no-same-key", help="pivot: also fit the attacks on the known texts encoded with the "
+        "unknown texts under one key, as one corpus release (the attack a corpus release implies)."),
     entity_stage: object = None,
 ) -> None:
     """Compare mechanisms on one split: the same attacks and utility for every release, one frontier."""
@@ -130,7 +133,7 @@ def compare(
         trainings=parse_trainings(trainings), seed=run_seed, top_k=top_k, collapse_per_label=collapse_per_label,
         embeddings=embeddings, language_model=None if language_model is None else str(language_model.resolve()),
         thresholds=risks,
-        entities=entity_stage,
+        entities=entity_stage, same_key=same_key,
     )
     corpora = load_evaluation_corpora(
         risk_corpus, risk_unknown=risk_unknown, utility_corpus=utility_corpus, text_field=text_field,

@@ -20,17 +20,18 @@ For each :class:`~textveil.evaluation.audit_pairs.AuditCase`, in the manner of D
 4. **Verdict.** A bound above the claim is a failure; the pair's *power* is the smallest true
    loss above the claim that these trials would have shown, given how likely the event was.
 
-PIVOT's l-privacy is not a likelihood ratio: it is audited by releasing a corpus and running
-the frequency attacker that knows every word's count on the release itself
-(:func:`audit_l_privacy`). Mechanisms whose Guarantee claims nothing are reported as such and
-never pass.
+PIVOT's l-privacy is not a likelihood ratio: it is audited by encoding a corpus several times,
+each with a fresh key, and running on each encoding the frequency attacker that knows the
+mechanism and every word's count; its guesses are scored with the key, and its success on its
+best count class is compared with the claim 1/l (:func:`audit_l_privacy`). These are exact
+shares on each release: there is no confidence level, power or event count. Mechanisms whose
+Guarantee claims nothing are reported as such and never pass.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -60,14 +61,18 @@ class PairResult:
     claim: float | None
     claim_reason: str
     bound: float
-    confidence: float
+    confidence: float | None
     power: float | None
-    event_first: int
-    event_second: int
-    trials: int
+    event_first: int | None
+    event_second: int | None
+    trials: int | None
     verdict: str
     """``"pass"``, ``"fail"``, or ``"no claim"`` (the Guarantee says nothing about this pair)."""
     note: str = ""
+    measured: dict[str, Any] | None = None
+    """An l-privacy row's own measurements (its encoding's code words, tokens, worst count class,
+    tokens decoded); None for a pair of releases. Such a row has no confidence, power, event
+    counts or trials (all None): its numbers are exact shares on one release."""
 
     @property
     def passed(self) -> bool | None:
@@ -78,6 +83,8 @@ class PairResult:
         data["passed"] = self.passed
         if self.power is not None and math.isinf(self.power):
             data["power"] = None  # JSON has no infinity: null beside a claim means no violation was detectable
+        if self.measured is None:
+            del data["measured"]
         return data
 
 
@@ -93,6 +100,9 @@ class AuditReport:
     pairs: list[PairResult] = field(default_factory=list)
     seconds: float = 0.0
     seeded: bool = False
+    l_privacy: dict[str, Any] | None = None
+    """An l-privacy audit's account of itself: the corpus, the number of encodings, the attacker,
+    and its success pooled over every encoding (:func:`audit_l_privacy`)."""
 
     @property
     def claimed(self) -> list[PairResult]:
@@ -110,6 +120,8 @@ class AuditReport:
             return "no formal guarantee: nothing to audit (risk is measured only, by 'textveil evaluate')"
         if not self.claimed:
             return "no pair was covered by a claim: nothing was audited"
+        if self.guarantee == "l-privacy":
+            return l_privacy_verdict(self.claimed)
         failed = [p for p in self.claimed if p.verdict == "fail"]
         if failed:
             return f"FAILED: {len(failed)} of {len(self.claimed)} claims refuted at {self.confidence:.0%} confidence"
@@ -127,10 +139,27 @@ class AuditReport:
         power = None if strongest is None else {
             "pair": strongest.kind, "setting": strongest.setting, "claim": strongest.claim,
             "detectable_loss": strongest.power, "detectable_excess": strongest.power - (strongest.claim or 0.0)}
-        return {"schema": AUDIT_SCHEMA, "mechanism": self.mechanism, "guarantee": self.guarantee,
+        data = {"schema": AUDIT_SCHEMA, "mechanism": self.mechanism, "guarantee": self.guarantee,
                 "parameters": self.parameters, "passed": self.passed, "verdict": self.verdict,
                 "confidence": self.confidence, "trials": self.trials, "seeded": self.seeded,
                 "seconds": round(self.seconds, 2), "power": power, "pairs": [p.to_dict() for p in self.pairs]}
+        if self.l_privacy is not None:
+            # the audit encodes and attacks; no releases of input pairs, no confidence: said so in the data too
+            data["l_privacy"] = self.l_privacy
+            data["confidence"] = None
+        return data
+
+
+def l_privacy_verdict(rows: Sequence[PairResult]) -> str:
+    """The verdict of an l-privacy audit, in its own terms: a share of right guesses against 1/l."""
+    worst = max(rows, key=lambda row: row.bound)
+    claim = worst.claim or 0.0
+    failed = [row for row in rows if row.verdict == "fail"]
+    if failed:
+        return (f"FAILED: on {len(failed)} of {len(rows)} encodings the frequency attacker's best guess was right "
+                f"{worst.bound:.3f} of the time, above the claim 1/l = {claim:.3f}")
+    return (f"passed: on each of {len(rows)} encodings the frequency attacker's best guess was right at most "
+            f"{worst.bound:.3f} of the time (claim: 1/l = {claim:.3f})")
 
 
 # -- the experiment ---------------------------------------------------------------------
@@ -154,7 +183,7 @@ def run_audit(mechanism: Any, cases: Sequence[AuditCase], *, trials: int = 5000,
     report = AuditReport(mechanism.name, kind, mechanism.public_params(), confidence, trials, seeded=seed is not None)
     streams = np.random.SeedSequence(seed).spawn(max(len(cases), 1))
     if kind == "l-privacy":
-        report.pairs = audit_l_privacy(mechanism, corpus or (), streams[0], progress)
+        report.pairs, report.l_privacy = audit_l_privacy(mechanism, corpus or (), streams[0], progress)
     elif kind != "none":
         claims = [case_claim(case) for case in cases]
         each = 1 - (1 - confidence) / max(1, sum(c.made for c in claims))
@@ -271,32 +300,70 @@ def choose_event(first: np.ndarray, second: np.ndarray, trials: int, confidence:
 
 
 def audit_l_privacy(mechanism: Any, corpus: Sequence[str], stream: np.random.SeedSequence,
-                    progress: Progress | None = None, runs: int = 3) -> list[PairResult]:
-    """PIVOT's claim, measured: encode ``corpus`` with ``runs`` fresh keys and, on each release,
-    the best guess of a frequency attacker who knows every word's count (code words of one count
-    are exchangeable to it) must be right with probability at most 1/l."""
-    from textveil.privacy.l_privacy import frequency_attack_success
+                    progress: Progress | None = None, runs: int = 3
+                    ) -> tuple[list[PairResult], dict[str, Any]]:
+    """PIVOT's claim, measured: encode ``corpus`` ``runs`` times, each with a fresh key, and attack
+    each encoding with the frequency attacker that knows the mechanism and every word's count.
 
+    It sees each code word's count and guesses the word that owns the most code words of that
+    count in the count classes the mechanism makes of the word counts (code words of one count
+    are exchangeable to it: no guess from the counts does better); the guesses are scored with
+    the key. Its success on the count class where it does best must be at most 1/l. Returns one
+    row per encoding and the audit's account (the corpus, the attacker, and the success pooled
+    over every encoding, ``overall``)."""
+    from textveil.attacks.frequency import majority_matching, released_counts, score_recovery
+
+    given = bool(corpus)
     texts = list(corpus) or default_l_privacy_corpus(np.random.default_rng(stream.spawn(1)[0]))
-    results = []
-    for run in stream.spawn(runs):
+    claim = 1.0 / mechanism.l
+    reason = f"l-privacy: the best frequency guess of any code word is right with probability <= 1/l = {claim:.4f}"
+    rows, scored = [], []
+    for number, run in enumerate(stream.spawn(runs), 1):
         engine = mechanism.with_params(seed=int(run.generate_state(1, np.uint64)[0] >> np.uint64(1)))
         encoding = engine.encode(texts)
         decoder = encoding.key.decoder
-        counts = Counter(code for release in encoding.releases for code in release.text.split())
+        counts = released_counts([release.text.split() for release in encoding.releases])
+        # the count classes the mechanism's plan makes of every word's count, as this attacker computes them
         parts: dict[str, list[int]] = {}
-        for code, number in counts.items():
-            parts.setdefault(decoder[code], []).append(number)
-        success = frequency_attack_success(parts)
-        claim = 1.0 / mechanism.l
+        for code, count in counts.items():
+            parts.setdefault(decoder[code], []).append(count)
+        slots = [(word, float(size)) for word, sizes in parts.items() for size in sizes]
+        guesses = majority_matching(counts, slots)
+        score = score_recovery([(guesses, decoder, counts)], min_class=1)
+        scored.append((guesses, decoder, counts))
         if progress is not None:
             progress(len(texts))
-        results.append(PairResult(
-            "frequency-analysis", f"{len(texts):,} texts, {sum(counts.values()):,} tokens", "the corpus", "its release",
-            claim, f"l-privacy: the best frequency guess is right with probability <= 1/l = {claim:.4f}", success, 1.0,
-            None, 0, 0, sum(counts.values()), "pass" if success <= claim + 1e-12 else "fail",
-            "bound and claim are probabilities of a right guess (measured exactly on the release), not losses"))
-    return results
+        worst = float(score.max_class_success or 0.0)
+        measured = _l_privacy_measured(score)
+        rows.append(PairResult(
+            "frequency-analysis", f"key {number} of {runs}", f"the corpus ({len(texts):,} texts, {score.tokens:,} tokens)",
+            f"its encoding under key {number}", claim, reason, worst, None, None, None, None, None,
+            "pass" if worst <= claim + 1e-12 else "fail",
+            "claim and measured success are probabilities of a right guess (exact shares on the release), not losses",
+            measured))
+    overall = score_recovery(scored, min_class=1)
+    account = {
+        "encodings": runs,
+        "corpus": {"texts": len(texts), "tokens": rows[0].measured["tokens"] if rows else 0,
+                   "source": "given" if given else "default",
+                   "description": "the corpus given" if given else (
+                       "the default corpus, drawn with English word frequencies: wordfreq's commonest 3,000 words")},
+        "attacker": "knows the mechanism and every word's count; guesses, for each code word, the word that owns the "
+                    "most code words of its count; scored with the key",
+        "claim": claim,
+        "overall": {**_l_privacy_measured(overall), "success": float(overall.max_class_success or 0.0)},
+        "same_for_every_key": len({(row.bound, row.measured["tokens_decoded"], row.measured["code_words"])
+                                   for row in rows}) == 1,
+    }
+    return rows, account
+
+
+def _l_privacy_measured(score: Any) -> dict[str, Any]:
+    """What an l-privacy row shows of a scored frequency attack."""
+    size, right = score.class_success.get(score.max_class, (0, 0)) if score.max_class is not None else (0, 0)
+    return {"code_words": score.code_words, "tokens": score.tokens, "word_types": score.word_types,
+            "worst_class_count": score.max_class, "worst_class_code_words": size, "worst_class_right": right,
+            "tokens_decoded": score.tokens_recovered}
 
 
 def default_l_privacy_corpus(rng: np.random.Generator, texts: int = 400, words: int = 25) -> list[str]:

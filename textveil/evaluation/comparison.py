@@ -8,6 +8,11 @@ attacked by the same attacks under both trainings (the risk is the best of them)
 by the same utility tasks. Each (mechanism, setting) is one point of
 :mod:`textveil.evaluation.frontier`'s risk-utility frontier.
 
+A mechanism that encodes a corpus under one key (PIVOT) is measured as
+:mod:`textveil.evaluation.experiment` measures it: a third, same-key training and frequency
+analysis beside the attacks; no utility task applies to its code words, so it stands in the
+table with its risk and is off every utility axis of the frontier (never given a utility number).
+
 Work is shared and kept:
 
 - the clean-trained attacks are fitted once for every mechanism, and the utility tasks
@@ -52,6 +57,7 @@ from textveil.evaluation.experiment import (
     _version,
     fit_for_sweep,
     not_applicable,
+    releases_code_words,
     swept_parameter,
     validate,
 )
@@ -76,6 +82,9 @@ DEFAULT_COMPARE_ATTACKS = ("char3-svm", "word1-svm", "length")
 DEFAULT_COMPARE_UTILITY = ("semantic-similarity", "fluency", "sentiment-cosine", "attribute-f1", "topic-fasttext")
 # "At a risk of at most r, the most useful release is ...": the r the report answers for.
 DEFAULT_THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.5)
+# What a keyed release's point holds besides the attacks (its key's part): a point stored without
+# it (before the same-key training and frequency analysis) is measured again.
+KEYED_MEASURES = "same-key training, frequency analysis (exact, known, wordfreq)"
 
 
 @dataclass
@@ -149,6 +158,8 @@ class ComparisonPlan:
     thresholds: list[float] = field(default_factory=lambda: list(DEFAULT_THRESHOLDS))
     entities: EntityOptions = field(default_factory=EntityOptions)
     """The entity stage before every mechanism compared (one stage for all)."""
+    same_key: bool = True
+    """A keyed mechanism (pivot) is attacked too by attacks trained on known texts under the release's key."""
 
     def sweep_plan(self, spec: MechanismSpec) -> ExperimentPlan:
         """The sweep of one mechanism, with the comparison's shared settings."""
@@ -157,7 +168,7 @@ class ComparisonPlan:
             seed=self.seed, top_k=self.top_k, collapse_per_label=self.collapse_per_label,
             include_unmodified=False, embeddings=self.embeddings, mechanism_options=dict(spec.options),
             trainings=list(self.trainings), model=spec.model, language_model=self.language_model,
-            entities=self.entities)
+            entities=self.entities, same_key=self.same_key)
 
 
 def validate_comparison(plan: ComparisonPlan, corpora: EvaluationCorpora) -> None:
@@ -211,6 +222,9 @@ def point_key(plan: ComparisonPlan, corpora: EvaluationCorpora, spec: MechanismS
             "name": spec.name, "options": {k: _shown(v) for k, v in sorted(spec.options.items())},
             "model": _model_digest(spec.model), "value": value},
     }
+    if spec is not None and releases_code_words(spec.name):
+        # what a keyed release is measured by besides the attacks (other mechanisms' keys stay as they were)
+        payload["keyed"] = {"same_key": plan.same_key, "frequency": KEYED_MEASURES}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:24]
 
 
@@ -340,8 +354,25 @@ def run_comparison(
     results["release_cache"] = {"hits": cache.hits, "misses": cache.misses}
     results["resume"] = {"points_read_back": len(read_back), "releases_read_back": cache.hits,
                          "attacks_read_back": attack_cache.hits if attack_cache else 0}
-    results["frontier"] = frontiers(results)
+    results["frontier"] = with_off_axis(frontiers(results), results["releases"])
     return results
+
+
+def with_off_axis(frontier: dict[str, dict[str, Any]], releases: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The frontier with, per utility measure, the releases it does not apply to (``off_axis``: each
+    one's id, guarantee, risk and the reason): they have no place on that axis, and no number is
+    made up for them, but a reader weighing risks still sees them.
+
+    >>> frontier = {"sim": {"pareto": ["a"], "best_under": []}}
+    >>> releases = [{"id": "a", "guarantee": "dp", "risk": {"top1": 0.3}, "not_applicable": {}},
+    ...             {"id": "p", "guarantee": "l-privacy", "risk": {"top1": 0.2}, "not_applicable": {"sim": "code words"}}]
+    >>> with_off_axis(frontier, releases)["sim"]["off_axis"]
+    [{'release': 'p', 'guarantee': 'l-privacy', 'risk': 0.2, 'reason': 'code words'}]
+    """
+    return {measure: {**found, "off_axis": [
+        {"release": r["id"], "guarantee": r.get("guarantee"), "risk": float(r["risk"]["top1"]),
+         "reason": r["not_applicable"][measure]}
+        for r in releases if measure in (r.get("not_applicable") or {})]} for measure, found in frontier.items()}
 
 
 class _NoMechanism:
@@ -367,7 +398,10 @@ def _steps(shared: _Sweep, item: _Planned) -> int:
     name = item.spec.name if item.spec is not None else ""
     tasks = [task for task in shared.runners if not_applicable(task, name, item.corpus_level) is None]
     trainings = list(shared.plan.trainings) if item.point.released else ["clean"]
-    return 1 + len(shared.plan.attacks) * len(trainings) + ("release" in trainings) + len(tasks)
+    steps = 1 + len(shared.plan.attacks) * len(trainings) + ("release" in trainings) + len(tasks)
+    if item.point.released and releases_code_words(name):  # frequency analysis, the same-key release and attacks
+        steps += 1 + (1 + len(shared.plan.attacks)) * shared.plan.same_key
+    return steps
 
 
 def _mechanism_sweep(base: _Sweep, plan: ComparisonPlan, spec: MechanismSpec, corpora: EvaluationCorpora,
@@ -439,7 +473,7 @@ def _assemble(plan: ComparisonPlan, corpora: EvaluationCorpora, planned: list[_P
             "attacks": plan.attacks, "utility": plan.utility, "trainings": plan.trainings, "seed": plan.seed,
             "top_k": plan.top_k, "collapse_per_label": plan.collapse_per_label, "embeddings": plan.embeddings,
             "language_model": Path(plan.language_model).name if plan.language_model else None,
-            "thresholds": plan.thresholds, "entities": plan.entities.public(),
+            "thresholds": plan.thresholds, "entities": plan.entities.public(), "same_key": plan.same_key,
             "mechanisms": [{"name": s.name, "label": s.label, "grid": s.grid,
                             "options": {k: _shown(v) for k, v in s.options.items()},
                             "model": Path(s.model).name if s.model else None} for s in plan.mechanisms],

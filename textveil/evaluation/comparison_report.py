@@ -6,7 +6,9 @@ The report says what was compared and how (corpora, split, attacks, trainings, w
 is, seed, machine, time), lists every release with its risk and utility (a measure that does
 not apply to a release reads "n/a", with the reason in a note, never 0), and reads the
 risk-utility frontier (:mod:`textveil.evaluation.frontier`) per utility measure: the releases
-worth considering, and the most useful release under each risk threshold.
+worth considering, and the most useful release under each risk threshold. A release that no
+utility measure applies to (PIVOT's code words) keeps its row and its risk, and is named as off
+each utility axis; a keyed release also gets its risk per training and its frequency analysis.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
+from textveil.evaluation.experiment import SAME_KEY_RESULTS, all_attack_lines
 from textveil.evaluation.frontier import frontier_of
 from textveil.evaluation.plots import frontier_maps
 from textveil.evaluation.report import PAGE_STYLE, _utility_cell, html_table, markdown_table
@@ -29,8 +32,10 @@ UNMODIFIED_ROW = "unmodified text"
 TRAINING_WORDS = {
     "clean": "the clean known texts",
     "release": "the known texts released by the same mechanism and setting with an independent seed "
-               "(the attacker knows the mechanism)",
+               "(the attacker knows the mechanism; for a keyed release, under the attacker's own key)",
 }
+SAME_KEY_WORDS = ("for a keyed release (pivot), also on the known texts encoded with the unknown texts under one key, "
+                  "as one corpus release (same-key)")
 
 # A report as a list of blocks, each rendered to Markdown and to HTML by the same content:
 # ("h2" | "h3" | "p", text), ("list", [items]), ("table", header, rows), ("image", file name, caption).
@@ -114,11 +119,13 @@ def frontier_blocks(results: dict[str, Any]) -> list[Block]:
     blocks: list[Block] = []
     for measure, frontier in frontier_of(results).items():
         direction = _direction(frontier["higher_is_better"])
-        left_out = [r["id"] for r in results["releases"] if measure in (r.get("not_applicable") or {})]
+        left_out = [f"{r['id']} ({r['guarantee'] + ', ' if r.get('guarantee') else ''}risk {_percent(r['risk']['top1'])})"
+                    for r in results["releases"] if measure in (r.get("not_applicable") or {})]
         blocks += [("h3", f"Frontier: {measure}"),
                    ("p", f"{frontier['metric']}, {direction}. A release is on the frontier when no other release "
                          "is at least as safe and at least as useful, and strictly better in one of the two."
-                         + (f" Left out (the measure does not apply): {', '.join(left_out)}." if left_out else ""))]
+                         + (f" Off this axis (the measure does not apply, and no number is made up for it): "
+                            f"{', '.join(left_out)}." if left_out else ""))]
         pareto = [by_id[i] for i in frontier["pareto"]]
         blocks.append(("table", ["on the frontier: mechanism", "setting", "risk: top-1", measure],
                        [[r["mechanism"], r["setting"], _percent(r["risk"]["top1"]),
@@ -144,8 +151,11 @@ def _mechanism_lines(results: dict[str, Any]) -> list[str]:
         releases = [r for r in results["releases"] if r["mechanism"] == label]
         guarantee = next((r.get("guarantee") or r.get("kind") for r in releases), None)
         settings = ", ".join(r["setting"] for r in releases) or "no release"
-        lines.append(f"mechanism {label}" + (f" (guarantee: {guarantee})" if guarantee else "") + f": {settings}"
-                     + (", releases a new corpus" if any(r.get("corpus_level") for r in releases) else ""))
+        if guarantee == "l-privacy":
+            kind = ", encodes the whole corpus under one key (each token an opaque code word)"
+        else:
+            kind = ", releases a new corpus" if any(r.get("corpus_level") for r in releases) else ""
+        lines.append(f"mechanism {label}" + (f" (guarantee: {guarantee})" if guarantee else "") + f": {settings}" + kind)
     return lines
 
 
@@ -164,8 +174,10 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
     if chance:
         lines.append(f"candidate authors: {round(1 / chance):,} (chance top-1: {_percent(chance)})")
     trainings = plan.get("trainings") or ["clean"]
+    same_key = any(SAME_KEY_RESULTS in r["point"] for r in results["releases"] if "point" in r)
     lines.append(f"attacks: {', '.join(plan['attacks'])}; trained on "
-                 + " and, separately, on ".join(TRAINING_WORDS.get(t, t) for t in trainings))
+                 + " and, separately, on ".join(TRAINING_WORDS.get(t, t) for t in trainings)
+                 + (f"; {SAME_KEY_WORDS}" if same_key else ""))
     lines.append("risk: the best top-1 identification accuracy over every attack and training "
                  f"(lower is better; top-k measured up to k = {plan.get('top_k', '?')})")
     lines += _mechanism_lines(results)
@@ -200,11 +212,69 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _best_of(point: dict[str, Any], training: str) -> str:
+    """The best top-1 of one training at a point, with its attack; "–" where it was not measured."""
+    held = [(result["top1"], attack) for attack, trained, result in all_attack_lines(point) if trained == training]
+    if not held:
+        return "–"
+    top1, attack = max(held, key=lambda item: item[0])
+    return f"{_percent(top1)} ({attack})"
+
+
+def _decoded(found: dict[str, Any], reference: str) -> str:
+    entry = (found.get("references") or {}).get(reference)
+    if entry is None:
+        return "–"
+    return "not measured" if "error" in entry else _percent(entry["tokens_recovered"])
+
+
+def keyed_blocks(results: dict[str, Any]) -> list[Block]:
+    """The keyed releases (PIVOT): risk per training, which one the threat model implies, and
+    frequency analysis against the claim 1/l. None where the comparison has no keyed release."""
+    keyed = [r for r in results["releases"] if "frequency" in r.get("point", {}) or SAME_KEY_RESULTS in r.get("point", {})]
+    if not keyed:
+        return []
+    references = list(dict.fromkeys(name for r in keyed for name in (r["point"].get("frequency") or {}).get("references", {})))
+    header = ["mechanism", "setting", "clean-trained", "release-trained (own key)", "same-key-trained",
+              "risk (attack, training)", "claim: 1/l", "worst count class, exact"]
+    header += [f"tokens decoded by frequency analysis ({name} counts)" for name in references]
+    rows = []
+    for release in keyed:
+        point, found = release["point"], release["point"].get("frequency") or {}
+        rows.append([release["mechanism"], release["setting"], _best_of(point, "clean"), _best_of(point, "release"),
+                     _best_of(point, "same-key"), _risk_cell(release["risk"]),
+                     f"{found['claim']:.3f}" if found else "–",
+                     f"{found['success_bound']:.3f}" if found else "–"]
+                    + [_decoded(found, name) for name in references])
+    descriptions = next(((r["point"].get("frequency") or {}).get("references") for r in keyed
+                         if (r["point"].get("frequency") or {}).get("references")), {})
+    return [
+        ("h2", "Keyed releases (PIVOT): attacks per training and frequency analysis"),
+        ("p", "PIVOT releases every token as an opaque code word and encodes a whole corpus under one key. Its "
+              "attacks are trained three ways: on the clean known texts and on the known texts under the attacker's "
+              "own fresh key (both scored on the unknown texts encoded alone: the attacks see code words they never "
+              "learned, so near chance is what to expect), and on the known texts encoded with the unknown texts "
+              "under one key, as one corpus release (same-key: code words are consistent within a key). Where an "
+              "author's labelled and unlabelled texts are released together, in one corpus, the same-key attack is "
+              "the one the threat model implies; the risk is the best of the three, and names its training."),
+        ("table", header, rows),
+        ("p", "Frequency analysis: the attacker knows the mechanism and l, and guesses each code word's word from its "
+              "count with the word counts it knows (" + "; ".join(f"{name}: {entry['description']}"
+                                                                 for name, entry in descriptions.items())
+              + "); the owner scores the guesses with the key. PIVOT's claim, l-privacy, bounds this attacker's "
+              "chance of a right guess of any code word by 1/l; the worst count class, exact, is that chance on this "
+              "release's riskiest code words for the attacker who knows every count. No utility measure of this "
+              "comparison applies to code words (the notes under the releases table say why): a keyed release is "
+              "off every utility axis of the frontier, with its risk shown above."),
+    ]
+
+
 def report_blocks(results: dict[str, Any]) -> list[Block]:
     """The whole report, below its title, as blocks."""
     header, rows, notes = release_rows(results)
     blocks: list[Block] = [("list", summary_lines(results)), ("h2", "Releases"), ("table", header, rows)]
     blocks += [("p", note) for note in notes]
+    blocks += keyed_blocks(results)
     blocks += [("h2", "Risk-utility frontier"), *frontier_blocks(results),
                ("h2", "Risk-utility map"),
                ("image", FIGURE, "risk (top-1) against utility, one panel per utility measure")]

@@ -7,6 +7,21 @@ trainings (:mod:`textveil.evaluation.trainings`): fitted once on the clean known
 fitted afresh at each point on the known texts released by the same mechanism with an
 independent seed, since the attacker knows the mechanism; the risk is the worse of the two.
 Attacks and mechanisms meet only here.
+
+A mechanism that encodes a whole corpus under one secret key (PIVOT, whose guarantee is
+l-privacy) is measured in three more ways, because its release is made of code words:
+
+- a third training, ``"same-key"`` (results under ``"attacks_same_key"``): the known and unknown
+  texts encoded together as one corpus under one key, the attacks fitted on the known texts'
+  code words and scored on the unknown texts' code words of that same release. Code words are
+  consistent within a key, so this is the attack a corpus release implies when an author's
+  labelled texts are released with their unlabelled ones; the other two trainings attack the
+  unknown texts encoded alone ("release": trained on the known texts under the attacker's own
+  fresh key, as Kerckhoffs allows). The risk is the best over all three, naming its training;
+- frequency analysis beside the stylometric attacks (``"frequency"``): the attacker who knows the
+  mechanism and l guesses each code word's word from its count, with reference counts of its
+  own, scored with the key (:func:`textveil.evaluation.frequency_risk.frequency_recovery`);
+- no utility task applies (:func:`not_applicable`): they read a release as English text.
 """
 
 from __future__ import annotations
@@ -31,6 +46,7 @@ from textveil.evaluation.release_cache import ReleaseCache
 from textveil.evaluation.releasing import (
     build_mechanism,
     check_mechanism_options,
+    encode_corpus,
     release_corpus,
     with_changed_fraction,
 )
@@ -38,7 +54,6 @@ from textveil.evaluation.trainings import (
     TRAINING_KEYS,
     TRAININGS,
     attack_lines,
-    best_attack,
     check_trainings,
     line_label,
 )
@@ -51,6 +66,10 @@ from textveil.privacy.secrets import Secret
 
 DEFAULT_UTILITY = ("topic-fasttext", "topic-5nn", "semantic-similarity")
 UNMODIFIED = "none"
+SAME_KEY = "same-key"
+"""The training of a keyed corpus release's attacks on known texts encoded under the release's own key."""
+SAME_KEY_RESULTS = "attacks_same_key"
+"""Where a point of ``results.json`` holds them (beside :data:`~textveil.evaluation.trainings.TRAINING_KEYS`)."""
 
 
 @dataclass
@@ -86,6 +105,9 @@ class ExperimentPlan:
     # The entity stage before the mechanism: part of the release under test, so the release-aware
     # attacker's own releases go through it too.
     entities: EntityOptions = field(default_factory=EntityOptions)
+    # For a mechanism that encodes a corpus under one key (pivot): also fit the attacks on the known
+    # texts encoded with the unknown ones under one key, as one corpus release ("same-key").
+    same_key: bool = True
 
 
 @dataclass
@@ -160,10 +182,11 @@ def _machine() -> dict[str, Any]:
 
 
 # The releases of one grid point, each with a seed spawned from the point's seed, in this
-# order. "known" (the release-trained attacks' training texts) came last: spawning one more
-# child leaves the earlier ones as they were, so the risk and utility releases (and their
-# cache entries) did not move when it was added.
-RELEASE_ROLES = ("risk", "utility", "known")
+# order. "known" (the release-trained attacks' training texts) came after the first two, and
+# "same-key" (a keyed mechanism's known and unknown texts encoded together) last: spawning one
+# more child leaves the earlier ones as they were, so the earlier releases (and their cache
+# entries) did not move when each was added.
+RELEASE_ROLES = ("risk", "utility", "known", "same-key")
 
 
 def _point_seeds(seed: int | None, count: int) -> list[int | None]:
@@ -301,6 +324,7 @@ def run_experiment(
         "embeddings": {"name": embeddings.name, "words": len(embeddings), "dim": embeddings.dim},
         "topic_chance": (1 / len(sweep.utility_train.label_set)) if has_utility_corpus else None,
         "points": points,
+        "utility_not_applicable": sweep.skipped_utility,
         "timings": ledger.timings,
         "task_seconds": ledger.task_seconds,
         "release_cache": {"hits": sweep.cache.hits, "misses": sweep.cache.misses,
@@ -406,6 +430,10 @@ class _Measurement:
     utility: dict[str, dict[str, Any]]
     release: dict[str, Any]
     known_release: dict[str, Any] | None = None
+    same_key_release: dict[str, Any] | None = None
+    """A keyed mechanism's known and unknown texts encoded together (the same-key training's release)."""
+    frequency: dict[str, Any] | None = None
+    """A keyed mechanism's release under frequency analysis."""
 
 
 class _Sweep:
@@ -422,10 +450,14 @@ class _Sweep:
         self.utility_test = corpora.utility_test if self.has_utility_corpus else corpora.risk_unknown
         self.clean_attacks: dict[str, Any] = {}
         self.runners: dict[str, UtilityRunner] = {}
+        self.skipped_utility: dict[str, str] = {}
+        """Utility tasks of the plan not run, and why (they do not apply, or the corpora lack their labels)."""
         self.attacker_mechanism: Mechanism = mechanism
         """What releases the known texts for the release-trained attacks (by default the release's own)."""
         self.attack_cache: AttackCache | None = None
         """Where fitted attacks are kept between runs (a comparison's resume), if anywhere."""
+        self.keyed = releases_code_words(plan.mechanism)
+        """The mechanism encodes a corpus under one key (PIVOT): same-key attacks and frequency analysis too."""
 
     # -- set-up, once per sweep --------------------------------------------------------
 
@@ -469,6 +501,7 @@ class _Sweep:
                 None if for_any_mechanism else not_applicable(name, self.plan.mechanism, self.mechanism.corpus_level))
             if reason is not None:
                 self.say(f"utility task {name} skipped: {reason}")
+                self.skipped_utility[name] = reason
                 continue
             self.say(f"preparing utility task {name}")
             with self.ledger.timed(f"prepare {name}", self.ledger.task_seconds):
@@ -489,10 +522,16 @@ class _Sweep:
         """The trainings measured at a point: the unmodified text is measured once, clean."""
         return list(self.plan.trainings) if point.released else ["clean"]
 
+    def same_key_at(self, point: _Point) -> bool:
+        """Whether the same-key training is measured at a point (a keyed mechanism's releases)."""
+        return self.keyed and self.plan.same_key and point.released
+
     def steps_per_point(self, point: _Point) -> int:
         releases = self.plan.repeats if point.released else 1
         trainings = self.trainings_at(point)
         per_release = 1 + len(self.plan.attacks) * len(trainings) + ("release" in trainings) + len(self.runners)
+        if self.keyed and point.released:  # frequency analysis, and the same-key release and attacks
+            per_release += 1 + (1 + len(self.plan.attacks)) * self.same_key_at(point)
         return releases * per_release
 
     def measure_point(self, point: _Point) -> dict[str, Any]:
@@ -518,7 +557,16 @@ class _Sweep:
             }
         if not point.released and "release" in plan.trainings:
             result["release_training_is_clean"] = True
-        result["risk"] = best_attack(result)
+        if SAME_KEY in measured[0].attacks:
+            result[SAME_KEY_RESULTS] = {
+                name: {**combine_attack_results([m.attacks[SAME_KEY][name] for m in measured]), "training": SAME_KEY}
+                for name in plan.attacks
+            }
+            result["same_key_release"] = combine_release_stats([m.same_key_release for m in measured
+                                                                if m.same_key_release is not None])
+        if measured[0].frequency is not None:
+            result["frequency"] = combine_frequency([m.frequency for m in measured if m.frequency is not None])
+        result["risk"] = strongest_attack(result)
         result["utility"] = {name: combine_utility_results([m.utility[name] for m in measured]) for name in self.runners}
         self.say(_point_summary(self.parameter or "", result, len(seeds)))
         return result
@@ -530,13 +578,26 @@ class _Sweep:
         ledger, books = self.ledger, (self.ledger.timings, seconds)
         seeds = dict(zip(RELEASE_ROLES, _point_seeds(seed, len(RELEASE_ROLES))))
         release_stats = _empty_stats(point)
+        key = None
         with ledger.timed("release", *books):
-            released_risk = self.release(self.corpora.risk_unknown, point, seeds["risk"], release_stats)
+            if self.keyed and point.released:
+                # encoded here, never read from the cache: the key (kept in memory only, for the
+                # owner's scoring of frequency analysis) would not be there
+                released_risk, key = self.release_with_key(self.corpora.risk_unknown, point, seeds["risk"],
+                                                           release_stats)
+            else:
+                released_risk = self.release(self.corpora.risk_unknown, point, seeds["risk"], release_stats)
+            # a keyed release has no utility task to serve: its utility texts are not encoded
             released_utility = (self.release(self.utility_test, point, seeds["utility"], release_stats)
-                                if self.has_utility_corpus else released_risk)
+                                if self.has_utility_corpus and not (self.keyed and not self.runners)
+                                else released_risk)
         ledger.step(f"{stage}: released")
         measurement = _Measurement({}, {}, with_changed_fraction(release_stats))
         unknown_labels = released_risk.labels if released_risk.labels is not None else self.corpora.risk_unknown.labels
+        if key is not None:
+            with ledger.timed("frequency analysis", *books), ledger.timed("frequency analysis", ledger.task_seconds):
+                measurement.frequency = self.frequency(released_risk, key)
+            ledger.step(f"{stage}: frequency analysis")
 
         if "clean" in self.trainings_at(point):
             with ledger.timed("attacks", *books):
@@ -557,6 +618,9 @@ class _Sweep:
                                      unknown_labels, "release", stage)
                     for name in self.plan.attacks
                 }
+        if self.same_key_at(point):
+            measurement.attacks[SAME_KEY], measurement.same_key_release = self.measure_same_key(
+                point, seeds[SAME_KEY], stage, books)
 
         with ledger.timed("utility", *books):
             for name, runner in self.runners.items():
@@ -584,6 +648,61 @@ class _Sweep:
         stats["read_from_cache"] = stats.get("read_from_cache", 0) + self.cache.hits - hits
         return released
 
+    def release_with_key(self, corpus: LabelledCorpus, point: _Point, seed: int | None,
+                         stats: dict[str, Any]) -> tuple[CorpusRelease, Any]:
+        """A keyed mechanism's release of ``corpus`` at one point, with its key (in memory only)."""
+        changes: dict[str, Any] = {"seed": seed}
+        if self.parameter is not None:
+            changes[self.parameter] = point.value
+        released, key = encode_corpus(self.mechanism.with_params(**changes), corpus)
+        for name, count in released.stats.items():
+            stats[name] = stats.get(name, 0) + count
+        stats["read_from_cache"] = stats.get("read_from_cache", 0)
+        return released, key
+
+    def frequency(self, released: CorpusRelease, key: Any) -> dict[str, Any]:
+        """Frequency analysis of a keyed release, scored with its key."""
+        from textveil.evaluation.frequency_risk import frequency_recovery
+
+        return frequency_recovery([text.split() for text in released.texts], key,
+                                  known_texts=self.corpora.risk_known.texts,
+                                  part_size=self.plan.mechanism_options.get("part_size"))
+
+    def measure_same_key(self, point: _Point, seed: int | None, stage: str, books: tuple[dict[str, float], ...]
+                         ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+        """The same-key training: the known and unknown texts encoded together under one key (one
+        corpus release); each attack fitted on the known texts' code words and scored on the
+        unknown texts' code words of that release. Returns the results and the release's stats.
+
+        The two are encoded in one random order (drawn from ``seed``), as a corpus of posts mixes
+        its authors' labelled and unlabelled texts: PIVOT fills a word's code words in corpus order,
+        so texts that stand near each other share code words, and the known texts all before the
+        unknown ones would share fewer with them than a real corpus's texts do."""
+        known, unknown = self.corpora.risk_known, self.corpora.risk_unknown
+        texts, labels = known.texts + unknown.texts, known.labels + unknown.labels
+        order_seed, release_seed = _point_seeds(seed, 2)
+        order = [int(i) for i in np.random.default_rng(order_seed).permutation(len(texts))]
+        joint = LabelledCorpus([texts[i] for i in order], [labels[i] for i in order],
+                               name=f"{known.name} + {unknown.name}")
+        stats = _empty_stats(point)
+        with self.ledger.timed("release known and unknown texts under one key", *books):
+            released = self.release(joint, point, release_seed, stats)
+        self.ledger.step(f"{stage}: released known and unknown texts under one key")
+        cut = len(known)
+        released_labels = released.labels if released.labels is not None else joint.labels
+        known_at = [place for place, index in enumerate(order) if index < cut]
+        unknown_at = sorted((place for place, index in enumerate(order) if index >= cut), key=lambda p: order[p])
+        known_texts, known_labels = [released.texts[p] for p in known_at], [released_labels[p] for p in known_at]
+        unknown_texts = [released.texts[p] for p in unknown_at]
+        unknown_labels = [released_labels[p] for p in unknown_at]
+        results = {}
+        with self.ledger.timed("attacks (same-key)", *books):
+            for name in self.plan.attacks:
+                with self.ledger.timed(f"fit {line_label(name, SAME_KEY)}", self.ledger.task_seconds):
+                    attack = self.fit_attack(name, known_texts, known_labels)
+                results[name] = self.score(name, attack, unknown_texts, unknown_labels, SAME_KEY, stage)
+        return results, with_changed_fraction(stats)
+
     def fit_release_trained(self, name: str, released_known: CorpusRelease) -> Any:
         with self.ledger.timed(f"fit {line_label(name, 'release')}", self.ledger.task_seconds):
             return self.fit_attack(name, released_known.texts, released_known.labels)
@@ -603,18 +722,122 @@ class _Sweep:
         return result
 
 
+def releases_code_words(name: str) -> bool:
+    """Whether mechanism ``name`` releases opaque code words under a secret key (its guarantee is
+    l-privacy: PIVOT), rather than text a reader or a text model can read.
+
+    >>> releases_code_words("pivot"), releases_code_words("emp"), releases_code_words("")
+    (True, False, False)
+    """
+    return bool(name) and name in MECHANISMS and MECHANISMS.entry(name).guarantee == "l-privacy"
+
+
 def not_applicable(task: str, name: str, corpus_level: bool) -> str | None:
     """Why utility ``task`` does not apply to the releases of mechanism ``name``, or None: a
-    mechanism that releases a new corpus (``corpus_level``) has no text-by-text pairs to compare.
+    mechanism that releases a new corpus (``corpus_level``) has no text-by-text pairs to compare,
+    and no task applies to a release of opaque code words.
 
     >>> not_applicable("semantic-similarity", "redact", False) is None
     True
     >>> not_applicable("semantic-similarity", "synth", True)
     'synth releases a new corpus, and semantic-similarity compares each text with its own release'
+    >>> not_applicable("unigram-cosine", "pivot", True).startswith("pivot releases opaque code words")
+    True
     """
+    if releases_code_words(name):
+        return (f"{name} releases opaque code words (the owner keeps the key), and the utility tasks read a release "
+                "as English text: on code words their numbers would measure nothing. A code-word release serves its "
+                "owner, who decodes it exactly, and a third party who trains word embeddings on it (textveil pivot "
+                "decode-vectors maps them back); neither is a task of this harness")
     if corpus_level and UTILITY_TASKS.entry(task).needs_aligned_pairs:
         return f"{name} releases a new corpus, and {task} compares each text with its own release"
     return None
+
+
+def all_attack_lines(point: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """``(attack, training, result)`` of every attack under every training a point holds: those of
+    :func:`~textveil.evaluation.trainings.attack_lines` and a keyed release's same-key ones, each
+    attack's trainings side by side.
+
+    >>> point = {"attacks": {"svm": {"top1": 0.2}}, "attacks_same_key": {"svm": {"top1": 0.9}}}
+    >>> [(attack, training) for attack, training, _ in all_attack_lines(point)]
+    [('svm', 'clean'), ('svm', 'same-key')]
+    """
+    lines = attack_lines(point)
+    if SAME_KEY in TRAINING_KEYS:  # the trainings module holds it itself: nothing to add
+        return lines
+    extra = point.get(SAME_KEY_RESULTS) or {}
+    attacks = list(dict.fromkeys([name for name, _, _ in lines] + list(extra)))
+    return [line for name in attacks for line in
+            [*(line for line in lines if line[0] == name), *([(name, SAME_KEY, extra[name])] if name in extra else [])]]
+
+
+def result_under(point: dict[str, Any], attack: str, training: str) -> dict[str, Any] | None:
+    """One attack's result under one training at a point (the same-key training included), or None."""
+    if training == SAME_KEY and SAME_KEY not in TRAINING_KEYS:
+        return (point.get(SAME_KEY_RESULTS) or {}).get(attack)
+    return point.get(TRAINING_KEYS[training], {}).get(attack)
+
+
+def all_lines_of(points: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """``(attack, training)`` of every line measured at any of ``points``: attacks in first-seen
+    order, each attack's trainings side by side (clean, release, same-key).
+
+    >>> all_lines_of([{"attacks": {"svm": {}}}, {"attacks": {"svm": {}}, "attacks_same_key": {"svm": {}}}])
+    [('svm', 'clean'), ('svm', 'same-key')]
+    """
+    seen = list(dict.fromkeys((attack, training) for point in points for attack, training, _ in all_attack_lines(point)))
+    attacks = list(dict.fromkeys(attack for attack, _ in seen))
+    order = [*TRAININGS, SAME_KEY]
+    return sorted(seen, key=lambda line: (attacks.index(line[0]),
+                                          order.index(line[1]) if line[1] in order else len(order)))
+
+
+def strongest_attack(point: dict[str, Any]) -> dict[str, Any]:
+    """The risk at a point: the best top-1 over every attack and every training it holds (the
+    same-key one included), naming the attack and training. Ties go to the first line.
+
+    >>> strongest_attack({"attacks": {"svm": {"top1": 0.2}}, "attacks_same_key": {"svm": {"top1": 0.9}}})
+    {'attack': 'svm', 'training': 'same-key', 'top1': 0.9}
+    """
+    lines = all_attack_lines(point)
+    if not lines:
+        raise InvalidParameterError(f"point {point.get('label', '?')} holds no attack results")
+    attack, training, result = max(lines, key=lambda line: line[2]["top1"])
+    return {"attack": attack, "training": training, "top1": float(result["top1"])}
+
+
+def combine_frequency(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Frequency analysis over repeated releases of a point: each number the mean of the releases'
+    (a reference that failed on any release keeps its first failure), with the values of tokens
+    recovered kept. One result is returned as it is."""
+    if len(results) == 1:
+        return results[0]
+    combined = dict(results[0])
+    for name in ("success_bound", "tokens_recoverable"):
+        combined[name] = float(np.mean([r[name] for r in results]))
+    references = {}
+    for reference, first in results[0]["references"].items():
+        runs = [r["references"][reference] for r in results]
+        failed = next((run for run in runs if "error" in run), None)
+        if failed is not None:
+            references[reference] = failed
+            continue
+        merged = dict(first)
+        for name, value in first.items():
+            values = [run[name] for run in runs]
+            # a count class is a name, not a quantity: each release's best class is its own
+            if name != "max_class" and isinstance(value, (int, float)) and not isinstance(value, bool) \
+                    and None not in values:
+                merged[name] = float(np.mean(values))
+        merged["max_class"] = [run["max_class"] for run in runs]
+        merged["tokens_recovered_values"] = [float(run["tokens_recovered"]) for run in runs]
+        references[reference] = merged
+    combined["references"] = references
+    measured = [entry["tokens_recovered"] for entry in references.values() if "tokens_recovered" in entry]
+    combined["tokens_recovered_max"] = max(measured) if measured else None
+    combined["releases"] = len(results)
+    return combined
 
 
 def _empty_stats(point: _Point) -> dict[str, Any]:
@@ -625,13 +848,16 @@ def _empty_stats(point: _Point) -> dict[str, Any]:
 def _point_summary(parameter: str, point: dict[str, Any], releases: int) -> str:
     """One log line per point: each attack's top-1 per training, the risk, and utility."""
     spread = f" (mean of {releases} releases)" if releases > 1 else ""
-    lines = attack_lines(point)
+    lines = all_attack_lines(point)
     show_training = len({training for _, training, _ in lines}) > 1
     risk = point["risk"]
     return f"{parameter} {point['label']}".strip() + f"{spread}: " + ", ".join(
         [f"{line_label(n, t) if show_training else n} top-1 {r['top1']:.3f}" for n, t, r in lines]
         + [f"risk {risk['top1']:.3f} by {line_label(risk['attack'], risk['training'])}"]
         + [f"{n} {u['value']:.3f}" for n, u in point["utility"].items()]
+        + ([f"frequency analysis decodes {point['frequency']['tokens_recovered_max']:.3f} of tokens "
+            f"(1/l = {point['frequency']['claim']:.3f})"]
+           if (point.get("frequency") or {}).get("tokens_recovered_max") is not None else [])
     )
 
 

@@ -171,6 +171,33 @@ def release_corpus(
     )
 
 
+def encode_corpus(mechanism: Any, corpus: LabelledCorpus) -> tuple[CorpusRelease, Any]:
+    """``corpus`` released by a mechanism that encodes a whole corpus under one secret key (PIVOT:
+    its ``encode``), after its entity stage when it has one, and the key. For the owner's own
+    measurements only (frequency analysis scored with the key): the key stays in memory, so this
+    release is never cached (a cache holds texts, and a key must never reach one).
+
+    >>> from textveil.mechanisms.pivot import Pivot
+    >>> released, key = encode_corpus(Pivot(l=2, seed=1), LabelledCorpus(["the cat sat", "the dog sat"], ["a", "b"]))
+    >>> [key.decode_text(text) for text in released.texts], released.labels, released.stats["words_protected"]
+    (['the cat sat', 'the dog sat'], ['a', 'b'], 6)
+    """
+    from textveil.mechanisms.base import release_statistics
+    from textveil.pii.screened import Screened, screen_corpus
+
+    texts, stats = list(corpus.texts), {}
+    encoder = mechanism
+    if isinstance(mechanism, Screened):
+        texts, replaced = screen_corpus(mechanism.stage, texts)
+        if mechanism.stage.options.enabled:
+            stats["entities_replaced"] = sum(replaced.values())
+        encoder = mechanism.mechanism
+    encoding = encoder.encode(texts)
+    released = CorpusRelease([r.text for r in encoding.releases], list(corpus.labels), True,
+                             {**release_statistics(encoding.releases), **stats})
+    return released, encoding.key
+
+
 def release_parameters(mechanism: str, epsilon: float | None, **options: Any) -> dict[str, Any]:
     """The parameters to release with ``mechanism``, as ``textveil attack --release-known-with``
     takes them: its ``epsilon`` (required when it has one) and its options, all checked, so a

@@ -1,5 +1,9 @@
 """Write an experiment's results: ``results.json``, a Markdown report and a self-contained
-HTML page (figures embedded), plus the figures as PNG files. Every file is written atomically."""
+HTML page (figures embedded), plus the figures as PNG files. Every file is written atomically.
+
+A keyed release (PIVOT) gets its own wording: what each of its three trainings means and which
+one the threat model of a corpus release implies, its frequency analysis against the claim 1/l,
+and why no utility task is reported (:mod:`textveil.evaluation.experiment`)."""
 
 from __future__ import annotations
 
@@ -12,12 +16,19 @@ from typing import Any
 from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
 from textveil.evaluation.plots import risk_utility_maps, topk_curves
 from textveil.evaluation.tradeoff import BEST_ATTACK, halving_points
-from textveil.evaluation.trainings import (
-    attack_lines, best_attack, line_label, lines_of, result_of, trainings_in,
+from textveil.evaluation.experiment import (
+    SAME_KEY_RESULTS,
+    all_attack_lines,
+    all_lines_of,
+    releases_code_words,
+    result_under,
+    strongest_attack,
 )
+from textveil.evaluation.trainings import line_label, trainings_in
 from textveil.pii.stage import entity_stage_line
 
 FIGURES = {"topk_curves.png": topk_curves, "risk_utility.png": risk_utility_maps}
+NO_UTILITY_MAP = "No utility was measured (see 'Utility of the release'): there is no risk-utility map to draw."
 # The style of every self-contained HTML report (evaluation and comparison).
 PAGE_STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}"
               "table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #ccc;padding:4px 8px}"
@@ -46,7 +57,7 @@ def _correct_cell(result: dict[str, Any]) -> str:
 
 def _risk_cell(point: dict[str, Any]) -> str:
     """The risk at a point: the best top-1 over every attack and training, and who reached it."""
-    best = best_attack(point)
+    best = strongest_attack(point)
     return f"{best['top1']:.1%}: {line_label(best['attack'], best['training'])}"
 
 
@@ -55,11 +66,11 @@ def table1_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     each training, the risk (the best of them, naming its attack and training) and topic
     accuracy of each topic task, with the chance levels in the header."""
     points = results["points"]
-    lines = lines_of(points)
+    lines = all_lines_of(points)
     tasks = [t for t in (points[0]["utility"] if points else {}) if t.startswith("topic")]
     header = [_parameter(results)]
     for attack, training in lines:
-        first = next(r for r in (result_of(p, attack, training) for p in points) if r is not None)
+        first = next(r for r in (result_under(p, attack, training) for p in points) if r is not None)
         chance = first["chance"][0] * first["n_unknown"]
         header.append(f"{line_label(attack, training)}: correct / {first['n_unknown']} (chance {chance:.1f})")
     header.append("risk: best top-1 (attack, training)")
@@ -69,7 +80,7 @@ def table1_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     rows = []
     for point in points:
         row = [point["label"]]
-        row += [_correct_cell(result) if (result := result_of(point, attack, training)) else "–"
+        row += [_correct_cell(result) if (result := result_under(point, attack, training)) else "–"
                 for attack, training in lines]
         row.append(_risk_cell(point))
         row += [_utility_cell(point["utility"][task]) for task in tasks]
@@ -81,7 +92,7 @@ def topk_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     header = [_parameter(results), "attack", "trained on", "top-1", "top-5", "top-10", "chance top-1"]
     rows = []
     for point in results["points"]:
-        for name, training, result in attack_lines(point):
+        for name, training, result in all_attack_lines(point):
             topk = result["topk"]
             rows.append([point["label"], name, training, _fmt(topk[0]), _fmt(topk[min(4, len(topk) - 1)]),
                          _fmt(topk[min(9, len(topk) - 1)]), _fmt(result["chance"][0])])
@@ -132,6 +143,8 @@ def _training_cell(found: dict[str, Any]) -> str:
 
 def _trainings_line(results: dict[str, Any]) -> str:
     """What the attacks were fitted on, and what the risk is therefore the best of."""
+    if releases_code_words(results["plan"]["mechanism"]):
+        return _keyed_trainings_line(results)
     trainings = trainings_in(results)
     if trainings == ["clean"]:
         return ("attacks trained on the clean known texts only: no release-trained attack, "
@@ -143,6 +156,114 @@ def _trainings_line(results: dict[str, Any]) -> str:
             "same mechanism and parameters with an independent seed (the attacker knows the mechanism); "
             "the risk is the best top-1 over every attack and both trainings (on the unmodified text, with no "
             "mechanism, the two trainings are one clean-trained measurement)")
+
+
+def _keyed_trainings_line(results: dict[str, Any]) -> str:
+    """What each training means for a mechanism that encodes a corpus under one key (PIVOT), and
+    which the threat model of a corpus release implies."""
+    trainings = trainings_in(results)
+    same_key = any(SAME_KEY_RESULTS in point for point in results["points"])
+    parts = []
+    if "clean" in trainings:
+        parts.append("*clean*: fitted on the clean known texts (the attack learned words and is shown code words: "
+                     "near chance is what to expect)")
+    if "release" in trainings:
+        parts.append("*release*: fitted on the known texts encoded by the public mechanism under the attacker's own "
+                     "fresh key (Kerckhoffs: the mechanism is known, the key is not; another key gives other code "
+                     "words, so near chance is what to expect again)")
+    if same_key:
+        parts.append("*same-key*: fitted on the known texts encoded together with the unknown texts under one key, as "
+                     "one corpus release in one random order (code words are consistent within a key, so an "
+                     "author's code-word n-grams can be learned)")
+    line = (f"{len(parts)} trainings of each attack: " + "; ".join(parts) + ". The clean- and release-trained attacks "
+            "are scored on the unknown texts encoded alone, the same-key-trained ones on the unknown texts' code "
+            "words of the joint release")
+    if same_key:
+        line += (". PIVOT encodes a whole corpus under one key: where an author's labelled and unlabelled texts are "
+                 "released together, in one corpus, the same-key attack is the one the threat model implies, and the "
+                 "realistic worst case")
+    else:
+        line += (". The same-key training was not run (--no-same-key): the risk below holds only where the unknown "
+                 "texts are released alone, never in one corpus with texts whose authors are known")
+    return line + ("; the risk is the best top-1 over every attack and training, naming the attack and training that "
+                   "reached it (on the unmodified text, one clean-trained measurement)")
+
+
+def frequency_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Frequency analysis of a keyed release, per point and reference: what the attacker who
+    guesses from counts decoded, beside the claim 1/l and the release's exact worst count class."""
+    parameter = _parameter(results)
+    header = [parameter, "claim: 1/l", "worst count class, exact", "tokens decodable, exact", "attacker's counts",
+              "tokens decoded", "word types decoded", "best count class of >= 20 code words: right (95% upper bound)"]
+    rows = []
+    for point in results["points"]:
+        found = point.get("frequency")
+        if not found:
+            continue
+        for name, entry in found["references"].items():
+            common = [point["label"], _fmt(found["claim"]), _fmt(found["success_bound"]),
+                      f"{found['tokens_recoverable']:.1%}", name]
+            if "error" in entry:
+                rows.append(common + [f"not measured: {entry['error']}", "–", "–"])
+                continue
+            classes = entry["max_class"] if isinstance(entry["max_class"], list) else [entry["max_class"]]
+            best = ("–" if entry["max_class_success"] is None else
+                    f"{entry['max_class_success']:.3f} ({entry['max_class_upper']:.3f}), count "
+                    + ", ".join(str(c) for c in classes))
+            rows.append(common + [f"{entry['tokens_recovered']:.1%}", f"{entry['types_recovered']:.1%}", best])
+    return header, rows
+
+
+def _frequency_notes(results: dict[str, Any]) -> list[str]:
+    """How to read the frequency table."""
+    found = next((p["frequency"] for p in results["points"] if p.get("frequency")), None)
+    if found is None:
+        return []
+    references = "; ".join(f"*{name}*: {entry['description']}" for name, entry in found["references"].items())
+    return [
+        f"The attacker {found['attacker']} (method: {found['method']}, the best guess from a count: code words of one "
+        "count are exchangeable to it). PIVOT's claim, l-privacy, bounds its chance of guessing any code word right "
+        "by 1/l, and so the share of tokens it decodes. *worst count class, exact*: that chance for the release's "
+        "riskiest code words, computed from the key for the attacker who knows every word's count; *tokens "
+        f"decodable, exact*: the share of tokens that attacker decodes. The attacker's counts: {references}.",
+    ]
+
+
+def _utility_notes(results: dict[str, Any]) -> list[str]:
+    """Why utility tasks of the plan were not run (as ``results.json`` records them)."""
+    skipped = results.get("utility_not_applicable") or {}
+    by_reason: dict[str, list[str]] = {}
+    for task, reason in skipped.items():  # tasks skipped for one reason are named together
+        by_reason.setdefault(reason, []).append(task)
+    notes = [f"{', '.join(tasks)}: not applicable: {reason}." for reason, tasks in by_reason.items()]
+    if not any(p["utility"] for p in results["points"]) and not notes:
+        notes.append("No utility task was run.")
+    return notes
+
+
+def _risk_by_training(point: dict[str, Any]) -> str:
+    """The best top-1 of each training at one point, and the risk (the best of all)."""
+    best: dict[str, tuple[float, str]] = {}
+    for attack, training, result in all_attack_lines(point):
+        if training not in best or result["top1"] > best[training][0]:
+            best[training] = (result["top1"], attack)
+    risk = strongest_attack(point)
+    return (f"{point['label']}: " + ", ".join(f"{training}-trained best {top1:.1%} ({attack})"
+                                              for training, (top1, attack) in best.items())
+            + f"; risk {risk['top1']:.1%} by {line_label(risk['attack'], risk['training'])}")
+
+
+def _keyed_blocks(results: dict[str, Any]) -> list[tuple[str, list[str], tuple[list[str], list[list[str]]] | None]]:
+    """A keyed release's own sections: risk per training, and frequency analysis."""
+    released = [p for p in results["points"] if SAME_KEY_RESULTS in p or "frequency" in p]
+    if not released:
+        return []
+    chance = next((r["chance"][0] for p in released for _, _, r in all_attack_lines(p)), None)
+    risk = [("Stylometric risk per training (PIVOT)",
+             [_risk_by_training(p) for p in released]
+             + ([f"chance top-1: {chance:.1%}"] if chance is not None else []), None)]
+    header, rows = frequency_rows(results)
+    return risk + [("Frequency analysis of the release (PIVOT, paper 003)", _frequency_notes(results), (header, rows))]
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
@@ -223,23 +344,37 @@ def write_report(results: dict[str, Any], out_dir: str | Path, title: str = "tex
     images = {name: draw(results) for name, draw in FIGURES.items()}
     for name, data in images.items():
         written[name] = atomic_write_bytes(out / name, data)
-    tables = [
-        ("Correct predictions per parameter value (paper 001, Table 1)", table1_rows(results)),
-        ("Where identification has halved (paper 001's shape)", halving_rows(results)),
-        ("Top-k identification", topk_rows(results)),
-        ("Utility of the release", utility_rows(results)),
-    ]
+    has_utility = any(p["utility"] for p in results["points"])
+    # (heading, paragraphs, table or None): a section without a table says why in its paragraphs
+    sections: list[tuple[str, list[str], tuple[list[str], list[list[str]]] | None]] = [
+        ("Correct predictions per parameter value (paper 001, Table 1)", [], table1_rows(results))]
+    if has_utility:
+        sections.append(("Where identification has halved (paper 001's shape)", [], halving_rows(results)))
+    sections.append(("Top-k identification", [], topk_rows(results)))
+    sections += _keyed_blocks(results)
+    sections.append(("Utility of the release", _utility_notes(results), utility_rows(results) if has_utility else None))
+    figures_note = (["The figures show the clean- and release-trained attacks; the same-key-trained ones are in the "
+                     "tables above."] if any(SAME_KEY_RESULTS in p for p in results["points"]) else [])
     markdown = [f"# {title}", "", *[f"- {line}" for line in _summary_lines(results)], ""]
-    for heading, (header, rows) in tables:
-        markdown += [f"## {heading}", "", markdown_table(header, rows), ""]
-    markdown += ["## Top-k identification curves (paper 004, Fig. 2)", "", "![top-k curves](topk_curves.png)", "",
-                 "## Risk-utility maps (paper 004, Fig. 4)", "", "![risk-utility maps](risk_utility.png)", ""]
+    for heading, paragraphs, table in sections:
+        markdown += [f"## {heading}", ""]
+        markdown += [item for paragraph in paragraphs for item in (paragraph, "")]
+        markdown += [markdown_table(*table), ""] if table is not None else []
+    markdown += ["## Top-k identification curves (paper 004, Fig. 2)", "", *[item for n in figures_note for item in (n, "")],
+                 "![top-k curves](topk_curves.png)", "",
+                 "## Risk-utility maps (paper 004, Fig. 4)", "",
+                 "![risk-utility maps](risk_utility.png)" if has_utility else NO_UTILITY_MAP, ""]
     written["report.md"] = atomic_write_text(out / "report.md", "\n".join(markdown))
     body = [f"<h1>{html.escape(title)}</h1>", "<ul>" + "".join(f"<li>{html.escape(l)}</li>" for l in _summary_lines(results)) + "</ul>"]
-    for heading, (header, rows) in tables:
-        body += [f"<h2>{html.escape(heading)}</h2>", html_table(header, rows)]
+    for heading, paragraphs, table in sections:
+        body += [f"<h2>{html.escape(heading)}</h2>", *(f"<p>{html.escape(p)}</p>" for p in paragraphs)]
+        body += [html_table(*table)] if table is not None else []
+    body += [f"<p>{html.escape(n)}</p>" for n in figures_note]
     for name, caption in (("topk_curves.png", "Top-k identification curves (paper 004, Fig. 2)"),
                           ("risk_utility.png", "Risk-utility maps (paper 004, Fig. 4)")):
+        if name == "risk_utility.png" and not has_utility:
+            body += [f"<h2>{caption}</h2>", f"<p>{html.escape(NO_UTILITY_MAP)}</p>"]
+            continue
         encoded = base64.b64encode(images[name]).decode("ascii")
         body += [f"<h2>{caption}</h2>", f'<img alt="{caption}" src="data:image/png;base64,{encoded}">']
     page = f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>{PAGE_STYLE}</style></head><body>{''.join(body)}</body></html>"
