@@ -62,7 +62,8 @@ def test_out_of_vocabulary_words_are_perturbed_by_default(default):
     assert "Snape" not in release.text and "Hermione" not in release.text
 
 
-def test_readme_python_example(default):
+def test_the_emp_pages_python_example(default):
+    """The example of docs/mechanisms/emp.md: six tokens released, only their number unprotected."""
     release = EarthMoversPrivacy(epsilon=20, embeddings=default, seed=1).sanitize("The market rallied on Friday.")
     assert release.text.endswith(".") and release.guarantee.words_protected == 6  # five words and a mark
     assert release.guarantee.unprotected == ("the number of tokens (6)",)
