@@ -218,3 +218,35 @@ def skip_without_entity_stage() -> None:
     reason = unavailable()
     if reason is not None:
         pytest.skip(f"this test runs the entity stage, which cannot load here: {reason}")
+
+
+def find_chromium() -> str | None:
+    """Debian's Chromium (or ``$TEXTVEIL_CHROMIUM``): the browser the page and site tests drive."""
+    import os
+    import shutil
+
+    found = os.environ.get("TEXTVEIL_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None and Path("/usr/bin/chromium").exists():
+        found = "/usr/bin/chromium"
+    return found
+
+
+CHROMIUM_MISSING = ("Chromium is not installed (Debian: apt-get install chromium; 'make test' installs it where it "
+                    "can), so pages cannot be rendered")
+
+
+@pytest.fixture(scope="session")
+def chromium_browser():
+    """Headless Chromium under Playwright, launched once for the web page and documentation site
+    tests; they skip, with the reason, where Playwright or Chromium is missing or does not start."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
+    chromium = find_chromium()
+    if chromium is None:
+        pytest.skip(CHROMIUM_MISSING)
+    with sync_api.sync_playwright() as playwright:
+        try:
+            launched = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        except sync_api.Error as error:
+            pytest.skip(f"Chromium at {chromium} does not start under Playwright: {str(error).splitlines()[0]}")
+        yield launched
+        launched.close()

@@ -93,21 +93,8 @@ def served(site):
 
 
 @pytest.fixture(scope="module")
-def browser():
-    from test_web_page import CHROMIUM  # the web page tests' Chromium (skips without Playwright)
-
-    if CHROMIUM is None:
-        pytest.skip("Chromium is not installed (Debian: apt-get install chromium; 'make test' installs it where "
-                    "it can), so the site cannot be rendered")
-    from playwright import sync_api
-
-    with sync_api.sync_playwright() as playwright:
-        try:
-            launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        except sync_api.Error as error:
-            pytest.skip(f"Chromium at {CHROMIUM} does not start under Playwright: {str(error).splitlines()[0]}")
-        yield launched
-        launched.close()
+def browser(chromium_browser):
+    return chromium_browser
 
 
 @pytest.mark.parametrize(("path", "title"), [("index.html", "textveil"),

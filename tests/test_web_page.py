@@ -18,16 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import CHROMIUM_MISSING, REPO_ROOT, find_chromium
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
 uvicorn = pytest.importorskip("uvicorn", reason="uvicorn is not installed (pip install -e .)")
 
-CHROMIUM = os.environ.get("TEXTVEIL_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-if CHROMIUM is None and Path("/usr/bin/chromium").exists():
-    CHROMIUM = "/usr/bin/chromium"
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian: apt-get install chromium; "
-                                "'make test' installs it where it can), so the page cannot be driven")
+pytestmark = pytest.mark.skipif(find_chromium() is None, reason=CHROMIUM_MISSING)
 
 TEXT = ("The market rallied on Friday and stocks rose, the analyst said; investors in London and Tokyo bought "
         "gold, oil and the dollar as inflation fell.")
@@ -64,14 +60,8 @@ def server(toy_word_embeddings, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        try:
-            launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        except sync_api.Error as error:
-            pytest.skip(f"Chromium at {CHROMIUM} does not start under Playwright: {str(error).splitlines()[0]}")
-        yield launched
-        launched.close()
+def browser(chromium_browser):
+    return chromium_browser
 
 
 @pytest.fixture
