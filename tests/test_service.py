@@ -318,7 +318,7 @@ def test_invalid_utf8_is_refused_naming_the_byte(client):
     assert bad_record.status_code == 400 and "no field 'text'" in one_line(bad_record)
 
 
-def test_oversized_bodies_and_texts_get_413(toy_word_embeddings):
+def test_oversized_bodies_and_texts_are_refused(toy_word_embeddings):
     client = make_client(toy_word_embeddings, max_body_bytes=2000, max_text_chars=100, max_texts=3)
     big = {"texts": ["good " * 1000], "parameters": {"epsilon": 10}}
     declared = client.post("/v1/sanitize", json=big)
@@ -330,13 +330,20 @@ def test_oversized_bodies_and_texts_get_413(toy_word_embeddings):
 
     streamed = client.post("/v1/sanitize", content=chunks(), headers={"Content-Type": "application/json"})
     assert streamed.status_code == 413
+    # the limits on texts are in the schema (/openapi.json): a request over them does not fit it
     long_text = client.post("/v1/sanitize", json={"texts": ["good " * 30], "parameters": {"epsilon": 10}})
-    assert long_text.status_code == 413 and "150 characters" in one_line(long_text)
+    assert long_text.status_code == 422 and "at most 100 characters per text" in one_line(long_text)
     many = client.post("/v1/sanitize", json={"texts": ["good"] * 4, "parameters": {"epsilon": 10}})
-    assert many.status_code == 413 and "at most 3 per request" in one_line(many)
+    assert many.status_code == 422 and "at most 3 per request" in one_line(many)
+    long_sample = client.post("/v1/calibrate", json={"text": "good " * 30})
+    assert long_sample.status_code == 422 and "--max-text-chars" in one_line(long_sample)
+    # a file's texts are not in the schema: over the limits, 413
     upload = client.post("/v1/sanitize/upload", files={"file": ("big.txt", b"good " * 1000)},
                          data={"parameters": '{"epsilon": 10}'})
     assert upload.status_code == 413
+    records = client.post("/v1/sanitize/upload", files={"file": ("many.jsonl", b'{"text": "good"}\n' * 4)},
+                          data={"parameters": '{"epsilon": 10}', "entities": '{"operator": "off"}'})
+    assert records.status_code == 413 and "at most 3 per request" in one_line(records)
 
 
 # -- security defaults ------------------------------------------------------------------------
@@ -477,7 +484,7 @@ def test_texts_never_reach_the_logs(toy_word_embeddings, tmp_path, monkeypatch, 
     assert client.post("/v1/sanitize/upload", files={"file": ("s.jsonl", ('{"text": "%s"}\n' % secret).encode())},
                        data={"parameters": '{"epsilon": 10}', "subject": "author-7"}).status_code == 200
     assert sanitize(client, [secret], epsilon=-1, subject="author-7").status_code == 400
-    assert sanitize(client, [secret * 5], subject="author-7").status_code == 413
+    assert sanitize(client, [secret * 5], subject="author-7").status_code == 422  # over --max-text-chars
     assert client.post("/v1/calibrate", json={"text": secret}).status_code == 200
     assert client.get("/v1/budget/author-7").status_code == 200
 

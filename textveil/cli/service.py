@@ -54,8 +54,9 @@ def serve(
         None, "--cors-origin", help="A web origin allowed to call the API from a browser (repeatable; default: none)."),
     embeddings: str = typer.Option("default", help="'default' or a word2vec/GloVe/fastText vectors file."),
     max_body_bytes: int = typer.Option(1 << 20, help="The largest request body, in bytes (larger: 413)."),
-    max_text_chars: int = typer.Option(20_000, help="The longest text, in characters (longer: 413)."),
-    max_texts: int = typer.Option(200, help="The most texts in one request (more: 413)."),
+    max_text_chars: int = typer.Option(
+        20_000, help="The longest text, in characters (longer: 422; in an uploaded file: 413)."),
+    max_texts: int = typer.Option(200, help="The most texts in one request (more: 422; in an uploaded file: 413)."),
     concurrency: Optional[int] = typer.Option(
         None, help="Releases at once, sharing the CPUs out (default: one per CPU); more wait their turn up to 2 s, then get 503."),
     timeout: float = typer.Option(30.0, help="Seconds a request may take (longer: 504)."),
@@ -63,6 +64,9 @@ def serve(
         None, "--model", help="A trained mechanism's folder ('textveil train') to release with, or a language model "
         "for paraphrase and restyle (a .gguf file or a Hugging Face causal LM folder; requests name it by its file "
         "or folder name); repeatable."),
+    offered: Optional[list[str]] = typer.Option(
+        None, "--mechanism", help="A mechanism the service offers (repeatable; default: every one it can release "
+        "with); the API's schema lists only these."),
     pseudonym_key: Optional[Path] = typer.Option(
         None, "--pseudonym-key", help="A file holding the key of the entity stage's pseudonyms (requests with "
         "entities.operator 'pseudonym'): the same key gives the same pseudonyms across restarts; default: a fresh key, "
@@ -78,7 +82,7 @@ def serve(
     settings = ServiceSettings(
         ledger=ledger, api_token=read_token(token_file), max_body_bytes=max_body_bytes, max_text_chars=max_text_chars,
         max_texts=max_texts, request_timeout=timeout, cors_origins=tuple(cors_origins or ()), embeddings=embeddings,
-        models=tuple(models or ()), pseudonym_key=key, **options)
+        models=tuple(models or ()), pseudonym_key=key, mechanisms=tuple(offered) if offered else None, **options)
     run_service(host, port, settings)
 
 

@@ -1,6 +1,6 @@
 """The HTTP face of textveil: a FastAPI app over the same library functions a user's code calls.
 
-``create_app(settings)`` returns the app; ``textveil serve`` (:mod:`textveil.cli_service`)
+``create_app(settings)`` returns the app; ``textveil serve`` (:mod:`textveil.cli.service`)
 runs it with uvicorn through :func:`textveil.service.server.run_service`. It holds no privacy
 logic: a release is ``build_mechanism`` then ``sanitize_many``, or ``release_with_budget``
 when a budget ledger is configured (:mod:`textveil.service.engine`).
@@ -18,13 +18,19 @@ Routes (``/v1`` ones want ``Authorization: Bearer TOKEN`` when a token is config
 - ``GET /healthz``; the web page at ``/`` and the results viewer at ``/results``.
 
 Status codes: 400 bad input (one line in ``detail``), 401 missing or wrong token, 404 no ledger,
-409 a release that would pass a subject's cap (nothing released, nothing spent), 413 a body or a
-text over the limits, 422 a body that does not fit the schema, 503 busy (``Retry-After``), 504 a
-release that ran past the time limit (abandoned before its spend is recorded, see
-:data:`TIMEOUT_DETAIL`).
+409 a release that would pass a subject's cap (nothing released, nothing spent), 413 a body over
+the size limit (or an uploaded file with more texts, or longer ones, than the limits), 422 a body
+that does not fit the schema (the limits of texts per request and characters per text included),
+503 busy (``Retry-After``), 504 a release that ran past the time limit (abandoned before its spend
+is recorded, see :data:`TIMEOUT_DETAIL`). Every error body is ``{"detail": "one line"}``.
+
+``/openapi.json`` states what the service checks, built for its settings and what it offers
+(:mod:`textveil.service.contract`): a request the schema calls valid is released, or refused for
+a reason its route's 400 names.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: the request models are made per app (their limits
+# are the settings'), and FastAPI reads the routes' annotations as objects.
 
 import asyncio
 import logging
@@ -32,15 +38,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Optional, TypeVar
+from typing import Annotated, Any, Literal, Optional, TypeVar
 
-from fastapi import APIRouter, FastAPI, File, Form, HTTPException, Query, Request, Security, UploadFile
+from fastapi import APIRouter, FastAPI, File, Form, HTTPException, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware import Middleware
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
-from fastapi.security import HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, create_model
 from starlette.concurrency import run_in_threadpool
 
 from textveil.embeddings.neighbours import usable_cpus
@@ -55,8 +60,22 @@ from textveil.service.engine import (
     check_options,
     describe_texts,
     entity_refusal,
+    finite_or_none,
     run_logged,
     text_digest,
+)
+from textveil.service.contract import (
+    ENCODINGS,
+    MAX_REQUEST_ID,
+    Budget,
+    Calibration,
+    Contract,
+    Health,
+    Mechanisms,
+    Released,
+    ReleasedUpload,
+    answer,
+    route_errors,
 )
 from textveil.service.limits import AccessLog, LimitBody, RequireToken, SecurityHeaders
 
@@ -111,6 +130,9 @@ class ServiceSettings:
     """The entity stage's pseudonym key for the life of the service: a file that holds it
     (``textveil serve --pseudonym-key FILE``) or a :class:`~textveil.privacy.secrets.Secret`;
     None: a fresh key, so pseudonyms hold until the service stops. Never shown."""
+    mechanisms: Optional[tuple[str, ...]] = None
+    """The only mechanisms the service offers (``textveil serve --mechanism NAME``); None: every
+    one it can release with."""
 
     def __post_init__(self) -> None:
         for name in ("max_body_bytes", "max_text_chars", "max_texts", "concurrency"):
@@ -126,11 +148,24 @@ class ServiceSettings:
                 f"the API token must be at least {MIN_TOKEN_LENGTH} characters without surrounding spaces; make one "
                 "with: python -c 'import secrets; print(secrets.token_urlsafe(32))'")
         object.__setattr__(self, "cors_origins", tuple(self.cors_origins))
+        if self.mechanisms is not None:
+            from textveil.mechanisms.registry import MECHANISMS
+
+            object.__setattr__(self, "mechanisms", tuple(MECHANISMS.entry(name).name for name in self.mechanisms))
         if "*" in self.cors_origins:
             raise InvalidParameterError("--cors-origin '*' would let any web site call the service; name the origins")
 
 
 # -- requests ------------------------------------------------------------------------
+# Strict: a value of another JSON type is refused (false is not a seed, "5" not a sample count),
+# as the schema says; a whole number written 5.0 is a JSON Schema integer, and taken as one.
+
+
+def _whole(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+Whole = Annotated[int, BeforeValidator(_whole)]
 
 
 class EntityRequest(BaseModel):
@@ -139,7 +174,7 @@ class EntityRequest(BaseModel):
     text. Best-effort detection, not covered by epsilon: what it misses goes through the
     mechanism like any other word."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [
         {"operator": "pseudonym", "entity_types": ["PERSON", "LOCATION"], "allow": ["Friday"]}]})
 
     operator: Literal["placeholder", "pseudonym", "drop", "off"] = Field(
@@ -160,20 +195,21 @@ class SanitizeRequest(BaseModel):
     """Texts to release, the mechanism and its parameters; a subject (or one per text) to count
     the spend against when the service keeps a budget ledger."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [
         {"texts": ["The market rallied on Friday."], "mechanism": "emp", "parameters": {"epsilon": 20}}]})
 
-    texts: list[str] = Field(..., min_length=1, description="The texts to release, one release each.")
+    texts: list[str] = Field(..., min_length=1, description="The texts to release, one release each (each with a "
+                             "non-space character).")
     mechanism: str = Field("emp", description="A mechanism name (GET /v1/mechanisms).")
     parameters: dict[str, Any] = Field(default_factory=dict, description="The mechanism's parameters, e.g. "
                                        "{\"epsilon\": 20, \"layout\": \"public\"}.")
     subject: Optional[str] = Field(None, description="With a ledger: the subject every text spends from.")
     subjects: Optional[list[str]] = Field(None, description="With a ledger: one subject per text.")
     dataset: Optional[str] = Field(None, description="With a ledger: the dataset the subjects belong to.")
-    request_id: Optional[str] = Field(None, min_length=1, max_length=200,
+    request_id: Optional[str] = Field(None, min_length=1, max_length=MAX_REQUEST_ID,
                                       description="With a ledger: a retry with the same id returns the recorded "
                                       "release and spends nothing again. Use a random id (a UUID).")
-    seed: Optional[int] = Field(None, description="A seed for a reproducible release (default: OS entropy).")
+    seed: Optional[Whole] = Field(None, description="A seed for a reproducible release (default: OS entropy).")
     entities: Optional[EntityRequest] = Field(
         None, description="The entity stage before the mechanism (default: placeholders for names, places, "
         "organisations and contact details). Each release lists what it replaced, by offsets in the original text.")
@@ -183,19 +219,36 @@ class CalibrateRequest(BaseModel):
     """emp's calibration: per epsilon, the fraction of word tokens left unchanged and the
     distinct substitutes a word gets, sampled from ``text`` or from the vocabulary."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     mechanism: str = "emp"
     grid: Optional[list[float]] = Field(None, min_length=1, max_length=25, description="Epsilons (default: 5 to 40).")
     parameters: dict[str, Any] = Field(default_factory=dict, description="{\"decode\": \"exact\"} or approx.")
     text: Optional[str] = Field(None, description="Sample word tokens from this text (default: the vocabulary, "
                                 "Zipf-weighted). Nothing of it is released.")
-    samples: int = Field(CALIBRATION_SAMPLE["samples"], ge=1, le=5000, description="Word tokens sampled per epsilon.")
-    word_types: int = Field(CALIBRATION_SAMPLE["word_types"], ge=1, le=500,
-                            description="Word types whose distinct substitutes are counted.")
-    draws: int = Field(CALIBRATION_SAMPLE["draws"], ge=1, le=100, description="Draws per word type.")
-    seed: Optional[int] = Field(CALIBRATION_SAMPLE["seed"], ge=0,
-                                description="Seed of the sample (a seeded curve is cached); null: OS entropy.")
+    samples: Whole = Field(CALIBRATION_SAMPLE["samples"], ge=1, le=5000, description="Word tokens sampled per epsilon.")
+    word_types: Whole = Field(CALIBRATION_SAMPLE["word_types"], ge=1, le=500,
+                              description="Word types whose distinct substitutes are counted.")
+    draws: Whole = Field(CALIBRATION_SAMPLE["draws"], ge=1, le=100, description="Draws per word type.")
+    seed: Optional[Annotated[int, Field(ge=0), BeforeValidator(_whole)]] = Field(
+        CALIBRATION_SAMPLE["seed"], description="Seed of the sample (a seeded curve is cached); null: OS entropy.")
+
+
+def limited_requests(settings: ServiceSettings) -> tuple[type[SanitizeRequest], type[CalibrateRequest]]:
+    """The request models of an app: those above, with its limits on texts (a request over them
+    does not fit the schema: 422, before any work)."""
+    text = Annotated[str, StringConstraints(max_length=settings.max_text_chars)]
+    sanitize = create_model(
+        "SanitizeRequest", __base__=SanitizeRequest, __doc__=SanitizeRequest.__doc__,
+        texts=(list[text], Field(..., min_length=1, max_length=settings.max_texts,
+                                 description=f"The texts to release, one release each: at most {settings.max_texts:,}, "
+                                 f"each of at most {settings.max_text_chars:,} characters with a non-space one.")))
+    calibrate = create_model(
+        "CalibrateRequest", __base__=CalibrateRequest, __doc__=CalibrateRequest.__doc__,
+        text=(Optional[text], Field(None, description="Sample word tokens from this text (default: the vocabulary, "
+                                    "Zipf-weighted; at most {:,} characters). Nothing of it is released."
+                                    .format(settings.max_text_chars))))
+    return sanitize, calibrate
 
 
 # -- the app ---------------------------------------------------------------------------
@@ -207,7 +260,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
     settings = settings or ServiceSettings()
     engine = ServiceEngine(settings.embeddings, settings.ledger, settings.concurrency, settings.models,
-                           pseudonym_key=settings.pseudonym_key)
+                           pseudonym_key=settings.pseudonym_key, mechanisms=settings.mechanisms)
     middleware = []
     if settings.cors_origins:  # none unless asked: a browser page elsewhere cannot call the service
         from fastapi.middleware.cors import CORSMiddleware
@@ -224,9 +277,28 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.engine = engine
-    _add_error_handlers(app)
-    v1 = APIRouter(prefix="/v1", dependencies=[Security(HTTPBearer(auto_error=False))])  # documents the token
+    _add_error_handlers(app, settings)
+    app.openapi = Contract(app, settings, engine)  # type: ignore[method-assign]
+    v1 = APIRouter(prefix="/v1")  # the token is checked by RequireToken, and declared when there is one
     listing: list[dict[str, Any]] = []
+    Sanitize, Calibrate = limited_requests(settings)  # noqa: N806
+    # what each route answers, declared (textveil.service.contract): a 200 and the errors it can give
+    ledger_rules = ("unit",) if settings.ledger is not None else ()
+    refused = "what the mechanism or the entity stage refuses itself"
+    answers = {
+        "sanitize": answer(Released, "One release per text, with its guarantee") | route_errors(
+            settings, body=True, heavy=True, spends=True, refuses=refused,
+            undeclared=("subjects", *ledger_rules) if settings.ledger is not None else ()),
+        "upload": answer(ReleasedUpload, "One release per text of the file, and the texts read") | route_errors(
+            settings, body=True, heavy=True, spends=True, refuses=refused, undeclared=("file", *ledger_rules)),
+        "mechanisms": answer(Mechanisms, "The registry, and whether this service releases with each")
+        | route_errors(settings),
+        "calibrate": answer(Calibration, "The curve over the grid") | route_errors(
+            settings, body=True, heavy=True, refuses="a text without a word; " + refused),
+        "budget": answer(Budget, "The subject's budget in the dataset") | route_errors(
+            settings, missing=None if settings.ledger is not None else "This service keeps no budget ledger"),
+        "healthz": answer(Health, "The service is up: its version, ledger, token, entity stage and limits"),
+    }
 
     async def heavy(work: Callable[[threading.Event], T], what: str) -> T:
         """Run ``work`` in a worker thread under the concurrency limit and the time limit."""
@@ -309,23 +381,23 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         log.info("%s: %d release(s)%s", what, len(result["releases"]), ", replayed" if result["replayed"] else "")
         return result
 
-    @v1.post("/sanitize", summary="Release texts with a mechanism", responses=_ERRORS)
-    async def sanitize(body: SanitizeRequest) -> JSONResponse:
+    @v1.post("/sanitize", summary="Release texts with a mechanism", responses=answers["sanitize"])
+    async def sanitize(body: Sanitize) -> JSONResponse:
         """Release each text; with a ledger, count each text's spend against its subject (refused
         with 409, nothing spent, past a cap). The guarantees come in words, one per release."""
         order = order_of(body.texts, body.mechanism, body.parameters, body.subject, body.subjects, body.dataset,
                          body.request_id, body.seed, body.entities)
         return JSONResponse(await release(order, "sanitize"))
 
-    @v1.post("/sanitize/upload", summary="Release an uploaded file (.txt, .jsonl, .csv)", responses=_ERRORS)
+    @v1.post("/sanitize/upload", summary="Release an uploaded file (.txt, .jsonl, .csv)", responses=answers["upload"])
     async def sanitize_upload(
         file: UploadFile = File(..., description="A UTF-8 .txt file (one text), or .jsonl/.csv (one text per record)."),
         mechanism: str = Form("emp"),
         parameters: str = Form("{}", description="The mechanism's parameters as a JSON object."),
         text_field: str = Form("text", description="The text field of .jsonl/.csv records."),
-        encoding: str = Form("utf-8", description="The file's encoding."),
+        encoding: Literal[ENCODINGS] = Form("utf-8", description="The file's encoding."),  # type: ignore[valid-type]
         subject: Optional[str] = Form(None), dataset: Optional[str] = Form(None),
-        request_id: Optional[str] = Form(None), seed: Optional[int] = Form(None),
+        request_id: Optional[str] = Form(None, max_length=MAX_REQUEST_ID), seed: Optional[int] = Form(None),
         entities: str = Form("{}", description="The entity stage's options as a JSON object, as /v1/sanitize's "
                              "'entities' (e.g. {\"operator\": \"pseudonym\"}; default: placeholders)."),
     ) -> JSONResponse:
@@ -361,37 +433,37 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         order = order_of(texts, mechanism, options, subject, None, dataset, request_id or None, seed, stage)
         return JSONResponse({**await release(order, "sanitize upload"), "inputs": texts})
 
-    @v1.get("/mechanisms", summary="The mechanisms: guarantee, description, parameters")
+    @v1.get("/mechanisms", summary="The mechanisms: guarantee, description, parameters", response_model=None,
+            responses=answers["mechanisms"])
     async def mechanisms() -> dict[str, Any]:
         if not listing:
             listing.extend(await run_in_threadpool(engine.listing))
         return {"mechanisms": listing}
 
-    @v1.post("/calibrate", summary="What an epsilon does to words (emp)", responses=_ERRORS)
-    async def calibrate(body: CalibrateRequest) -> JSONResponse:
+    @v1.post("/calibrate", summary="What an epsilon does to words (emp)", responses=answers["calibrate"])
+    async def calibrate(body: Calibrate) -> JSONResponse:
         """Per epsilon of the grid: the fraction of word tokens left unchanged (all, and in the
         vocabulary) and the distinct substitutes a word gets, for the page's slider."""
         from textveil.evaluation.releasing import check_mechanism_options
 
         check_mechanism_options(body.mechanism, body.parameters)
-        if body.text is not None and len(body.text) > settings.max_text_chars:
-            raise HTTPException(413, f"the text has {len(body.text):,} characters; this service takes at most "
-                                     f"{settings.max_text_chars:,}")
         result = await heavy(lambda abandoned: engine.calibrate(
             body.mechanism, body.grid, body.parameters, body.text, samples=body.samples, word_types=body.word_types,
             draws=body.draws, seed=body.seed, abandoned=abandoned), "calibrate")
         return JSONResponse(result)
 
-    @v1.get("/budget/{subject}", summary="A subject's budget: spent, cap, remaining", responses=_ERRORS)
+    @v1.get("/budget/{subject}", summary="A subject's budget: spent, cap, remaining", response_model=None,
+            responses=answers["budget"])
     async def budget(subject: str, dataset: Optional[str] = Query(None)) -> dict[str, Any]:
         if engine.ledger is None:
             raise HTTPException(404, "this service keeps no budget ledger; start it with 'textveil serve --ledger "
                                      "PATH'")
-        return await run_in_threadpool(engine.budget, subject, dataset)
+        return finite_or_none(await run_in_threadpool(engine.budget, subject, dataset))  # JSON has no infinity
 
     app.include_router(v1)
 
-    @app.get("/healthz", summary="Liveness, and what the page needs to know")
+    @app.get("/healthz", summary="Liveness, and what the page needs to know", response_model=None,
+             responses=answers["healthz"])
     async def healthz() -> dict[str, Any]:
         refusal = entity_refusal()
         return {"status": "ok", "version": __version__, "ledger": engine.ledger is not None,
@@ -415,17 +487,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     return app
 
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"description": "Bad input: one line in 'detail' names it and the fix; nothing released or spent"},
-    401: {"description": "Missing or wrong API token"},
-    409: {"description": "A subject's budget would pass its cap: nothing released, nothing spent"},
-    413: {"description": "The body, a text or the number of texts is over the service's limits"},
-    503: {"description": "Busy: retry after 'Retry-After' seconds"},
-    504: {"description": "Ran past the time limit (see 'detail')"},
-}
-
-
-def _add_error_handlers(app: FastAPI) -> None:
+def _add_error_handlers(app: FastAPI, settings: ServiceSettings) -> None:
     async def bad_input(_request: Request, error: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(error)}, status_code=400)
 
@@ -438,7 +500,7 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     async def invalid_body(_request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, RequestValidationError)
-        return JSONResponse({"detail": validation_line(error.errors())}, status_code=422)
+        return JSONResponse({"detail": validation_line(error.errors(), settings)}, status_code=422)
 
     app.add_exception_handler(TextveilError, bad_input)
     app.add_exception_handler(BudgetExceeded, over_budget)
@@ -447,11 +509,16 @@ def _add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, invalid_body)
 
 
-def validation_line(errors: Any) -> str:
-    """FastAPI's validation errors in one line, without echoing the input (it may be a text).
+def validation_line(errors: Any, settings: Optional[ServiceSettings] = None) -> str:
+    """FastAPI's validation errors in one line, without echoing the input (it may be a text);
+    with ``settings``, a limit of the service is named with the option that sets it.
 
     >>> validation_line([{"loc": ("body", "texts"), "msg": "Field required", "type": "missing"}])
     'texts: Field required'
+    >>> line = validation_line([{"loc": ("body", "texts", 0), "msg": "String should have at most 9 characters",
+    ...                          "type": "string_too_long"}], ServiceSettings(max_text_chars=9))
+    >>> line.startswith("texts.0: String should have at most 9 characters (this service takes at most 9"), line[-32:]
+    (True, 'textveil serve --max-text-chars)')
     """
     parts = []
     for error in errors:
@@ -459,8 +526,16 @@ def validation_line(errors: Any) -> str:
             reason = (error.get("ctx") or {}).get("error", "invalid JSON")
             parts.append(f"the request body is not valid JSON ({reason})")
             continue
-        where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
-        parts.append(f"{where}: {error.get('msg')}" if where else str(error.get("msg")))
+        loc = [part for part in error.get("loc", ()) if part != "body"]
+        where = ".".join(str(part) for part in loc)
+        line = f"{where}: {error.get('msg')}" if where else str(error.get("msg"))
+        if settings is not None and loc[:1] in (["texts"], ["text"]):
+            if error.get("type") == "string_too_long":
+                line += (f" (this service takes at most {settings.max_text_chars:,} characters per text: split it; "
+                         "textveil serve --max-text-chars)")
+            elif error.get("type") == "too_long" and loc == ["texts"]:
+                line += f" (this service takes at most {settings.max_texts:,} per request; textveil serve --max-texts)"
+        parts.append(line)
     return "; ".join(parts) or "the request does not fit the schema (see /docs)"
 
 

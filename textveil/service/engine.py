@@ -184,6 +184,10 @@ def check_options(mechanism: str, parameters: dict[str, Any]) -> dict[str, Any]:
             raise InvalidParameterError(f"parameters.{name} is not taken by the service: its vocabulary is fixed "
                                         "when it starts (textveil serve --embeddings)")
     check_mechanism_options(mechanism, options)
+    for name, value in options.items():  # the registry's check takes a text parameter as it comes
+        parameter = entry.parameter(name)
+        if parameter.type is str and not isinstance(value, str) and not (value is None and parameter.default is None):
+            raise InvalidParameterError(f"parameters.{name} must be a string, got {type(value).__name__}")
     for parameter in entry.parameters:
         if parameter.required and parameter.name not in options:
             raise InvalidParameterError(f"mechanism '{mechanism}' needs parameters.{parameter.name}: {parameter.help}")
@@ -237,7 +241,8 @@ class ServiceEngine:
     """
 
     def __init__(self, embeddings: Any, ledger: str | Path | None, concurrency: int,
-                 models: Sequence[str | Path] = (), pseudonym_key: Secret | str | Path | None = None) -> None:
+                 models: Sequence[str | Path] = (), pseudonym_key: Secret | str | Path | None = None,
+                 mechanisms: Sequence[str] | None = None) -> None:
         # ``models``: trained mechanisms' folders, and language models (a .gguf file or a Hugging
         # Face model folder) for the mechanisms that rewrite with one (paraphrase, restyle).
         self._model_folders: list[Path] = []
@@ -272,6 +277,9 @@ class ServiceEngine:
         self._stages: OrderedDict[str, EntityStage] = OrderedDict()
         self._stages_lock = threading.Lock()
         self._calibrations: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._entity_types: list[str] | None = None
+        # ``mechanisms``: the only ones this service offers (None: every one it can release with)
+        self.offered = None if mechanisms is None else [MECHANISMS.entry(name).name for name in mechanisms]
 
     # -- resources, loaded once ----------------------------------------------------------
 
@@ -354,13 +362,39 @@ class ServiceEngine:
 
     def refusal(self, mechanism: str) -> str | None:
         """Why this service cannot release with ``mechanism`` (None: it can)."""
+        MECHANISMS.entry(mechanism)  # an unknown name fails with the valid ones
+        if self.offered is not None and mechanism not in self.offered:
+            return (f"this service does not offer {mechanism}; it offers {', '.join(self.offered) or 'none'} (textveil "
+                    "serve --mechanism NAME)")
         offered = list(self.offered_language_models()) if takes_model(mechanism) else None
         return release_refusal(mechanism, self.trained, offered)
 
     def listing(self) -> list[dict[str, Any]]:
         """The mechanisms as the page and ``GET /v1/mechanisms`` show them."""
         offered = list(self.offered_language_models())
-        return mechanism_listing(self.trained, offered)
+        listed = mechanism_listing(self.trained, offered)
+        for entry in listed:
+            if self.offered is not None and entry["name"] not in self.offered:
+                entry["service"] = {"releases": False, "reason": self.refusal(entry["name"])}
+                entry["calibration"] = False
+        return listed
+
+    def smallest_epsilon(self, mechanism: str) -> float | None:
+        """The smallest epsilon ``mechanism`` releases with on this service's embeddings (emp's
+        noise must not drown every vector: the mechanism's own bound), or None for no such bound."""
+        if mechanism != "emp" or self.refusal(mechanism) is not None:
+            return None
+        from textveil.mechanisms.earth_movers import EarthMoversPrivacy
+
+        return float(EarthMoversPrivacy(epsilon=1e300, embeddings=self.embeddings()).smallest_epsilon)
+
+    def entity_types(self) -> list[str] | None:
+        """The entity types the stage finds (loading it, once), or None where it cannot run."""
+        if self._entity_types is None and entity_refusal() is None:
+            from textveil.pii.detector import supported_types
+
+            self._entity_types = supported_types()
+        return self._entity_types
 
     # -- the entity stage ----------------------------------------------------------------
 
@@ -375,11 +409,16 @@ class ServiceEngine:
         operator = asked.get("operator") or "placeholder"
         scope = asked.get("scope") or "corpus"
         types = asked.get("entity_types")
-        types = DEFAULT_TYPES if types is None else tuple(str(t).strip().upper() for t in types if str(t).strip())
+        types = DEFAULT_TYPES if types is None else tuple(str(t).upper() for t in types)
         allow, deny = tuple(asked.get("allow") or ()), tuple(asked.get("deny") or ())
-        if operator != "off" and not types and not deny:
+        if operator != "off" and not types and not any(word.strip() for word in deny):
             raise InvalidParameterError("entities.entity_types is empty: name at least one type, or send "
                                         "entities.operator 'off'")
+        known = self.entity_types() if asked.get("entity_types") is not None else None
+        unknown = sorted(set(types) - set(known or types))
+        if unknown:  # the schema lists the known ones, whatever the operator
+            named = ", ".join(t if t.strip() else repr(t) for t in unknown)
+            raise InvalidParameterError(f"unknown entity types {named}; use some of: {', '.join(known or ())}")
         if operator != "off":
             refusal = entity_refusal()
             if refusal is not None:
