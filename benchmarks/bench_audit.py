@@ -108,6 +108,10 @@ CONFIGS = (
     Config("syntf-eps10", "syntf", {"epsilon": 10.0}, "tf-idf rating: larger claims, less power"),
     Config("erae", "erae", {"epsilon": 2.0}, "paper 002's trained ER-AE", trained=True),
     Config("aedp", "aedp", {"epsilon": 2.0}, "paper 002's trained AE-DP", trained=True),
+    Config("erae-two-set", "erae", {"epsilon": 2.0, "sampler": "two-set"}, "ER-AE with the two-set sampler of "
+           "the authors' code: claims ln(1 + e^(eps/2)) + ln N + 0.05 per token", trained=True),
+    Config("aedp-two-set", "aedp", {"epsilon": 2.0, "sampler": "two-set"}, "AE-DP with the two-set sampler",
+           trained=True),
     Config("paraphrase", "paraphrase", {"epsilon": 30.0}, "DP-Prompt on the bundled SmolLM2-135M (L = 64); its "
            "canary on a toy LM"),
     Config("pivot-l5", "pivot", {"l": 5}, "l-privacy, default corpus"),
