@@ -235,10 +235,12 @@ CHROMIUM_MISSING = ("Chromium is not installed (Debian: apt-get install chromium
                     "can), so pages cannot be rendered")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium_browser():
-    """Headless Chromium under Playwright, launched once for the web page and documentation site
-    tests; they skip, with the reason, where Playwright or Chromium is missing or does not start."""
+    """Headless Chromium under Playwright for the web page and documentation site tests, one per
+    module: Playwright's sync API holds an event loop on this thread while it runs, so a session-long
+    browser would break every later test that starts its own loop. The tests skip, with the reason,
+    where Playwright or Chromium is missing or does not start."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
     chromium = find_chromium()
     if chromium is None:

@@ -40,7 +40,10 @@ CHEAP = ("emp", "random", "syntf", "redact")
 """The mechanisms the contract test's service offers: pure Python, on every machine, milliseconds
 a release (translation and the language models take seconds; their parameters' schemas come from
 the same registry declarations)."""
-LIMITS = {"max_texts": 4, "max_text_chars": 300}
+LIMITS = {"max_texts": 4, "max_text_chars": 300, "request_timeout": 600.0}
+"""Small text limits keep the run short; a generous time limit, with the client's below, keeps a
+heavy calibration on a busy machine from answering 504 (declared, but a server error to
+schemathesis) or timing the client out: the contract is under test here, not the limits."""
 """Small limits: the schema's boundaries are reached, and the entity stage reads little."""
 EXAMPLES = 100
 """Random requests per route and configuration, after the examples and the boundaries."""
@@ -113,6 +116,7 @@ def run_schemathesis(service: Service) -> tuple[list[str], int]:
 
     config = SchemathesisConfig.from_dict({
         "seed": 20290329, "workers": 1, "continue-on-failure": True, "headers": service.headers,
+        "request-timeout": 900,
         "generation": {"max-examples": EXAMPLES, "deterministic": True, "database": "none"},
         "checks": {"positive_data_acceptance": {"enabled": False}},
     })
