@@ -231,8 +231,8 @@ def find_chromium() -> str | None:
     return found
 
 
-CHROMIUM_MISSING = ("Chromium is not installed (Debian: apt-get install chromium; 'make test' installs it where it "
-                    "can), so pages cannot be rendered")
+CHROMIUM_MISSING = ("the web page and documentation site browser tests need Chromium, which is not installed "
+                    "(Debian: apt-get install chromium; 'make test' installs it where it runs as root)")
 
 
 @pytest.fixture(scope="module")
@@ -249,6 +249,7 @@ def chromium_browser():
         try:
             launched = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         except sync_api.Error as error:
-            pytest.skip(f"Chromium at {chromium} does not start under Playwright: {str(error).splitlines()[0]}")
+            pytest.skip(f"the browser tests need Chromium to start under Playwright, and {chromium} does not "
+                        f"({str(error).splitlines()[0]}); set TEXTVEIL_CHROMIUM to a working Chromium")
         yield launched
         launched.close()
