@@ -2,14 +2,16 @@
 
     .venv/bin/python benchmarks/paper002_table1.py --epsilon 20 \\
         --report Random-R=reports/random --report SynTF=reports/syntf \\
-        --report AE-DP=reports/aedp --report ER-AE=reports/erae [--out table1.md]
+        --report AE-DP=reports/aedp --report ER-AE=reports/erae [--model ER-AE=models/erae] [--out table1.md]
 
 Each run is one mechanism's sweep (``--report NAME=FOLDER``, in the table's order); the original
 text is the unmodified point of the first run. Columns, per paper 002: semantic similarity (MiniLM
 cosine of each text and its release), authorship identification top-1 by fastText on character
 n-grams (trained on the clean known texts, and on the known texts released by the same mechanism;
 the worse of the two is the risk), the best stylometric attack over both trainings, the best attack
-of all, and the stylometric L2 change. The script then says whether paper 002's ordering held.
+of all, and the stylometric L2 change. The script then says whether paper 002's ordering held, for
+each variant of the two autoencoders (rows named ``ER-AE<suffix>`` and ``AE-DP<suffix>``).
+``--model NAME=FOLDER`` adds each trained model's validation loss per epoch (its manifest's history).
 """
 
 from __future__ import annotations
@@ -75,10 +77,37 @@ def _line(r: dict[str, Any]) -> str:
             f"| {_fmt(r['stylometric'])} {r['stylometric_attack']} | {_fmt(r['risk'])} {r['risk_attack']} | {_fmt(r['l2'], 2)} |")
 
 
+def training_table(models: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Validation reconstruction loss (nats per token) after each epoch, one row per model."""
+    histories = [(name, manifest.get("state", {}).get("history_") or []) for name, manifest in models]
+    epochs = max((len(h) for _, h in histories), default=0)
+    lines = ["### Training: validation reconstruction loss per token after each epoch ↓", "",
+             "| model | " + " | ".join(str(e) for e in range(1, epochs + 1)) + " | training time |",
+             "|---|" + "---|" * (epochs + 1)]
+    for name, history in histories:
+        losses = [_fmt(r.get("validation_reconstruction")) for r in history] + ["-"] * (epochs - len(history))
+        minutes = sum(float(r.get("seconds") or 0.0) for r in history) / 60
+        lines.append(f"| {name} | " + " | ".join(losses) + f" | {minutes:.0f} min |")
+    return lines + [""]
+
+
+def _orderings(by_name: dict[str, dict[str, Any]]) -> list[str]:
+    lines = []
+    for name in [n for n in by_name if n.startswith("ER-AE")]:
+        suffix = name[len("ER-AE"):]
+        order = [n for n in (name, "AE-DP" + suffix, "SynTF", "Random-R") if n in by_name]
+        values = [by_name[n]["semantic"] for n in order]
+        held = all(a is not None and b is not None and a > b for a, b in zip(values, values[1:]))
+        lines.append(f"- Semantic similarity ordering {' > '.join(order)}: " + ("held" if held else "did NOT hold")
+                     + " (" + ", ".join(f"{n} {_fmt(v)}" for n, v in zip(order, values)) + ").")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--report", action="append", required=True, help="NAME=FOLDER of a textveil evaluate run")
     parser.add_argument("--epsilon", type=float, required=True, help="the common epsilon per token of Table 1")
+    parser.add_argument("--model", action="append", default=[], help="NAME=FOLDER of a trained model (its training)")
     parser.add_argument("--out", help="write the markdown here (default: stdout)")
     args = parser.parse_args()
     runs = []
@@ -102,14 +131,19 @@ def main() -> None:
         released = [p for p in results["points"] if p["label"] != "none" and p.get("parameter") is not None]
         if len(released) > 1:
             lines += [f"### {name}: the epsilon sweep", "", HEADER, *(_line(row(name, p)) for p in released), ""]
+    models = []
+    for spec in args.model:
+        name, _, folder = spec.partition("=")
+        manifest = Path(folder) / "manifest.json"
+        if not manifest.is_file():
+            sys.exit(f"paper002_table1: --model '{spec}': {manifest} does not exist; train the model first")
+        models.append((name, json.loads(manifest.read_text())))
+    if models:
+        lines += training_table(models)
     by_name = {r["name"]: r for r in table}
-    order = [n for n in ("ER-AE", "AE-DP", "SynTF", "Random-R") if n in by_name]
-    values = [by_name[n]["semantic"] for n in order]
-    held = all(a is not None and b is not None and a > b for a, b in zip(values, values[1:]))
-    lines.append(f"- Semantic similarity ordering {' > '.join(order)}: "
-                 + ("held" if held else "did NOT hold") + " (" + ", ".join(f"{n} {_fmt(v)}" for n, v in zip(order, values)) + ").")
+    lines += _orderings(by_name)
     clean = by_name["Original text"]["neural_clean"]
-    for n in order:
+    for n in [n for n in by_name if n != "Original text"]:
         worse = max(v for v in (by_name[n]["neural_clean"], by_name[n]["neural_release"]) if v is not None)
         lines.append(f"- {n}: fastText authorship {_fmt(worse)} (worse of the two trainings) against {_fmt(clean)} on the "
                      f"original text; risk over every attack {_fmt(by_name[n]['risk'])}.")

@@ -308,6 +308,27 @@ def test_a_checkpoint_of_other_settings_or_data_is_refused(tmp_path, cluster_emb
     assert "\n" not in str(error.value)
 
 
+def test_a_finished_run_trained_on_ends_as_a_longer_run_would(tmp_path, cluster_embeddings) -> None:
+    """A model trained for 2 epochs and then trained on to 3 from its checkpoint (the way a model
+    is trained longer without repeating its first epochs) has exactly the weights and history of
+    a run that asked for 3 epochs from the start; a checkpoint past the epochs asked for is refused."""
+    whole = ERAE(EPSILON, cluster_embeddings, **RESUMABLE).train(CORPUS, folder=tmp_path / "whole")
+    folder = tmp_path / "longer"
+    shorter = ERAE(EPSILON, cluster_embeddings, **{**RESUMABLE, "epochs": 2}).train(CORPUS, folder=folder)
+    assert len(shorter.history_) == 2 and not np.array_equal(shorter.weights_, whole.weights_)
+    told, messages = TrainingInterrupt(), []
+    longer = ERAE(EPSILON, cluster_embeddings, **RESUMABLE).train(CORPUS, folder=folder, progress=told,
+                                                                   log=messages.append)
+    assert told.done == list(range(9, 13))  # only the third epoch's 4 batches
+    assert any("resuming" in message for message in messages)
+    assert np.array_equal(longer.weights_, whole.weights_)
+    assert longer.history_[:2] == shorter.history_
+    assert [r["validation_loss"] for r in longer.history_] == [r["validation_loss"] for r in whole.history_]
+    with pytest.raises(InputError, match="has trained 3 epochs, more than the 2 asked for") as error:
+        ERAE(EPSILON, cluster_embeddings, **{**RESUMABLE, "epochs": 2}).train(CORPUS, folder=folder)
+    assert "\n" not in str(error.value)
+
+
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "foreign"])
 def test_a_corrupt_checkpoint_is_refused(tmp_path, cluster_embeddings, checkpoint_every_two, damage) -> None:
     """A truncated, garbled or foreign checkpoint.pt gives a one-line InputError, not a torch

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import run_cli
@@ -111,6 +112,40 @@ def test_train_refuses_to_overwrite_and_mechanisms_that_learn_nothing(tmp_path, 
     assert (trained / "manifest.json").read_bytes() == before
     code, _, err = run_cli(["train", "random", "--corpus", str(labelled), "--out", str(tmp_path / "r")], capsys, monkeypatch)
     assert_one_line_error(code, err, "learns nothing")
+
+
+def test_continue_from_trains_a_copy_on_for_more_epochs_and_keeps_the_source(tmp_path, trained, labelled, vectors,
+                                                                              capsys, monkeypatch):
+    """--continue-from copies a trained model's checkpoint into a new folder and trains on from
+    its last epoch; the result equals a model asked for 2 epochs from the start, and the source
+    is untouched. Misuse is one line."""
+    before = {p.name: p.read_bytes() for p in trained.iterdir()}
+    longer = ["epochs=2" if s == "epochs=1" else s for s in TINY]
+    common = ["--corpus", str(labelled), "--embeddings", str(vectors), "--seed", "1", "--device", "cpu", *longer]
+    code, _, err = run_cli(["train", "erae", "--continue-from", str(trained), "--out", str(tmp_path / "more"), *common],
+                           capsys, monkeypatch)
+    assert code == 0, err
+    assert "resuming" in err and {p.name: p.read_bytes() for p in trained.iterdir()} == before
+    code, _, err = run_cli(["train", "erae", "--out", str(tmp_path / "fresh"), *common], capsys, monkeypatch)
+    assert code == 0, err
+    more, fresh = (json.loads((tmp_path / name / "manifest.json").read_text()) for name in ("more", "fresh"))
+    assert more["parameters"]["epochs"] == 2 and len(more["state"]["history_"]) == 2
+    with np.load(tmp_path / "more" / "state.npz") as a, np.load(tmp_path / "fresh" / "state.npz") as b:
+        assert np.array_equal(a["weights_"], b["weights_"])
+    code, _, err = run_cli(["train", "erae", "--continue-from", str(tmp_path / "nothing"), "--out",
+                            str(tmp_path / "x"), *common], capsys, monkeypatch)
+    assert_one_line_error(code, err, "--continue-from", "checkpoint.pt")
+    code, _, err = run_cli(["train", "erae", "--continue-from", str(tmp_path / "more"), "--out", str(tmp_path / "y"),
+                            "--corpus", str(labelled), "--embeddings", str(vectors), "--seed", "1", "--device", "cpu",
+                            *TINY], capsys, monkeypatch)
+    assert_one_line_error(code, err, "has trained 2 epochs, more than the 1 asked for")
+    interrupted = tmp_path / "interrupted"
+    interrupted.mkdir()
+    (interrupted / "checkpoint.pt").write_bytes(b"a run of its own")
+    code, _, err = run_cli(["train", "erae", "--continue-from", str(trained), "--out", str(interrupted), *common],
+                           capsys, monkeypatch)
+    assert_one_line_error(code, err, "already holds a checkpoint")
+    assert (interrupted / "checkpoint.pt").read_bytes() == b"a run of its own"
 
 
 def test_evaluate_releases_with_the_trained_model_without_fitting_again(tmp_path, trained, folders, vectors, capsys,

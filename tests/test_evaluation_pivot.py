@@ -10,6 +10,7 @@ wordfreq's word list once.
 from __future__ import annotations
 
 import json
+import struct
 
 import numpy as np
 import pytest
@@ -17,9 +18,9 @@ import pytest
 from tests.conftest import TOY_WORDS, run_cli, style_corpus, write_folders
 from textveil.evaluation.comparison import ComparisonPlan, MechanismSpec, point_key, run_comparison
 from textveil.evaluation.experiment import EvaluationCorpora, ExperimentPlan, run_experiment
+from textveil.evaluation.trainings import TRAINING_KEYS
 from textveil.pii import EntityOptions
 
-TRAINING_KEYS = {"clean": "attacks", "release": "attacks_release", "same-key": "attacks_same_key"}
 OFF = EntityOptions(operator="off")
 
 
@@ -66,6 +67,15 @@ def test_evaluate_pivot_writes_every_training_the_frequency_analysis_and_no_util
     assert "Frequency analysis of the release" in report and "unigram-cosine: not applicable" in report
     assert "| 5 | 0.200 |" in report  # the claim beside what each attacker decoded
     assert (out / "report.html").is_file() and (out / "topk_curves.png").is_file()
+    # the figures draw the same-key training too: a third column of top-k panels, a third line per attack
+    from textveil.evaluation.plots import topk_curves
+    from textveil.evaluation.trainings import lines_of
+
+    assert ("char3-svm", "same-key") in lines_of(results["points"])
+    alone = {**results, "points": [{k: v for k, v in p.items() if k != "attacks_same_key"} for p in results["points"]]}
+    assert ("char3-svm", "same-key") not in lines_of(alone["points"])
+    widths = [struct.unpack(">II", png[16:24])[0] for png in (topk_curves(results), topk_curves(alone))]
+    assert widths[0] / widths[1] == pytest.approx(3 / 2, rel=0.1)
 
 
 def test_without_the_same_key_training_the_report_says_what_the_risk_then_covers(corpora, vectors, tmp_path):

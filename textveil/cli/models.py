@@ -37,6 +37,9 @@ def train(
         "writers (synth), refused by the others."),
     out: Path = typer.Option(..., help="Folder for the trained model (manifest.json, state.npz, checkpoint.pt)."),
     dev_corpus: Optional[Path] = typer.Option(None, help="Validation texts (loss per epoch); default: none."),
+    continue_from: Optional[Path] = typer.Option(
+        None, help="A trained model's folder to train on for more epochs (--set epochs=MORE): its checkpoint is "
+        "copied into --out and its epochs are not repeated; same corpus and settings. The source is not changed."),
     settings: Optional[list[str]] = typer.Option(None, "--set", help="Any parameter of the mechanism, NAME=VALUE (repeatable)."),
     epsilon: Optional[float] = typer.Option(
         None, "--epsilon", "-e", help="The epsilon saved with the model (a default: sanitize --epsilon overrides it)."),
@@ -80,6 +83,8 @@ def train(
         raise InputError(f"--out '{out}' already holds a trained model; give another folder (nothing was overwritten)")
     if out.exists() and not out.is_dir():
         raise InputError(f"--out '{out}' is a file; give a folder for the model")
+    if continue_from is not None:
+        _copy_checkpoint(continue_from, out, neural=hasattr(cls, "train"))
     users: list[str] | None = None
     dev_users: list[str] = []
     if user_field is not None:
@@ -117,6 +122,25 @@ def train(
            else f"sanitize with --mechanism {mechanism} --model {out}")
     writers = f" of {len(set(users)):,} users" if users is not None else ""
     stderr.print(f"trained {mechanism} on {len(texts):,} texts{writers} -> {out} ({how})", markup=False)
+
+
+def _copy_checkpoint(source: Path, out: Path, *, neural: bool) -> None:
+    """Put ``source``'s training checkpoint into ``out``, where training resumes from it."""
+    from textveil.corpus.writing import atomic_write_bytes
+    from textveil.mechanisms.autoencoder import CHECKPOINT
+
+    if not neural:
+        raise InvalidParameterError("--continue-from is for the neural mechanisms (erae, aedp, synth); leave it out")
+    saved = source / CHECKPOINT
+    if not saved.is_file():
+        raise InputError(f"--continue-from '{source}' holds no {CHECKPOINT}; give the folder a model was trained into")
+    if source.resolve() == out.resolve():
+        raise InputError("--continue-from and --out are the same folder; give a new --out (the source is kept)")
+    if (out / CHECKPOINT).exists():
+        raise InputError(f"--out '{out}' already holds a checkpoint; leave out --continue-from to resume it, "
+                         "or give a new folder")
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(out / CHECKPOINT, saved.read_bytes())
 
 
 def split(

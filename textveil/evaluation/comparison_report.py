@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
-from textveil.evaluation.experiment import SAME_KEY_RESULTS, all_attack_lines
+from textveil.evaluation.trainings import SAME_KEY_RESULTS, attack_lines
 from textveil.evaluation.frontier import frontier_of
 from textveil.evaluation.plots import frontier_maps
 from textveil.evaluation.report import PAGE_STYLE, _utility_cell, html_table, markdown_table
@@ -214,7 +214,7 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
 
 def _best_of(point: dict[str, Any], training: str) -> str:
     """The best top-1 of one training at a point, with its attack; "–" where it was not measured."""
-    held = [(result["top1"], attack) for attack, trained, result in all_attack_lines(point) if trained == training]
+    held = [(result["top1"], attack) for attack, trained, result in attack_lines(point) if trained == training]
     if not held:
         return "–"
     top1, attack = max(held, key=lambda item: item[0])

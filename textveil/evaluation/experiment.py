@@ -51,9 +51,12 @@ from textveil.evaluation.releasing import (
     with_changed_fraction,
 )
 from textveil.evaluation.trainings import (
+    SAME_KEY,
+    SAME_KEY_RESULTS,
     TRAINING_KEYS,
     TRAININGS,
     attack_lines,
+    best_attack,
     check_trainings,
     line_label,
 )
@@ -66,10 +69,6 @@ from textveil.privacy.secrets import Secret
 
 DEFAULT_UTILITY = ("topic-fasttext", "topic-5nn", "semantic-similarity")
 UNMODIFIED = "none"
-SAME_KEY = "same-key"
-"""The training of a keyed corpus release's attacks on known texts encoded under the release's own key."""
-SAME_KEY_RESULTS = "attacks_same_key"
-"""Where a point of ``results.json`` holds them (beside :data:`~textveil.evaluation.trainings.TRAINING_KEYS`)."""
 
 
 @dataclass
@@ -566,7 +565,7 @@ class _Sweep:
                                                                 if m.same_key_release is not None])
         if measured[0].frequency is not None:
             result["frequency"] = combine_frequency([m.frequency for m in measured if m.frequency is not None])
-        result["risk"] = strongest_attack(result)
+        result["risk"] = best_attack(result)
         result["utility"] = {name: combine_utility_results([m.utility[name] for m in measured]) for name in self.runners}
         self.say(_point_summary(self.parameter or "", result, len(seeds)))
         return result
@@ -754,59 +753,6 @@ def not_applicable(task: str, name: str, corpus_level: bool) -> str | None:
     return None
 
 
-def all_attack_lines(point: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
-    """``(attack, training, result)`` of every attack under every training a point holds: those of
-    :func:`~textveil.evaluation.trainings.attack_lines` and a keyed release's same-key ones, each
-    attack's trainings side by side.
-
-    >>> point = {"attacks": {"svm": {"top1": 0.2}}, "attacks_same_key": {"svm": {"top1": 0.9}}}
-    >>> [(attack, training) for attack, training, _ in all_attack_lines(point)]
-    [('svm', 'clean'), ('svm', 'same-key')]
-    """
-    lines = attack_lines(point)
-    if SAME_KEY in TRAINING_KEYS:  # the trainings module holds it itself: nothing to add
-        return lines
-    extra = point.get(SAME_KEY_RESULTS) or {}
-    attacks = list(dict.fromkeys([name for name, _, _ in lines] + list(extra)))
-    return [line for name in attacks for line in
-            [*(line for line in lines if line[0] == name), *([(name, SAME_KEY, extra[name])] if name in extra else [])]]
-
-
-def result_under(point: dict[str, Any], attack: str, training: str) -> dict[str, Any] | None:
-    """One attack's result under one training at a point (the same-key training included), or None."""
-    if training == SAME_KEY and SAME_KEY not in TRAINING_KEYS:
-        return (point.get(SAME_KEY_RESULTS) or {}).get(attack)
-    return point.get(TRAINING_KEYS[training], {}).get(attack)
-
-
-def all_lines_of(points: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """``(attack, training)`` of every line measured at any of ``points``: attacks in first-seen
-    order, each attack's trainings side by side (clean, release, same-key).
-
-    >>> all_lines_of([{"attacks": {"svm": {}}}, {"attacks": {"svm": {}}, "attacks_same_key": {"svm": {}}}])
-    [('svm', 'clean'), ('svm', 'same-key')]
-    """
-    seen = list(dict.fromkeys((attack, training) for point in points for attack, training, _ in all_attack_lines(point)))
-    attacks = list(dict.fromkeys(attack for attack, _ in seen))
-    order = [*TRAININGS, SAME_KEY]
-    return sorted(seen, key=lambda line: (attacks.index(line[0]),
-                                          order.index(line[1]) if line[1] in order else len(order)))
-
-
-def strongest_attack(point: dict[str, Any]) -> dict[str, Any]:
-    """The risk at a point: the best top-1 over every attack and every training it holds (the
-    same-key one included), naming the attack and training. Ties go to the first line.
-
-    >>> strongest_attack({"attacks": {"svm": {"top1": 0.2}}, "attacks_same_key": {"svm": {"top1": 0.9}}})
-    {'attack': 'svm', 'training': 'same-key', 'top1': 0.9}
-    """
-    lines = all_attack_lines(point)
-    if not lines:
-        raise InvalidParameterError(f"point {point.get('label', '?')} holds no attack results")
-    attack, training, result = max(lines, key=lambda line: line[2]["top1"])
-    return {"attack": attack, "training": training, "top1": float(result["top1"])}
-
-
 def combine_frequency(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Frequency analysis over repeated releases of a point: each number the mean of the releases'
     (a reference that failed on any release keeps its first failure), with the values of tokens
@@ -848,7 +794,7 @@ def _empty_stats(point: _Point) -> dict[str, Any]:
 def _point_summary(parameter: str, point: dict[str, Any], releases: int) -> str:
     """One log line per point: each attack's top-1 per training, the risk, and utility."""
     spread = f" (mean of {releases} releases)" if releases > 1 else ""
-    lines = all_attack_lines(point)
+    lines = attack_lines(point)
     show_training = len({training for _, training, _ in lines}) > 1
     risk = point["risk"]
     return f"{parameter} {point['label']}".strip() + f"{spread}: " + ", ".join(

@@ -24,8 +24,10 @@ from textveil.evaluation.trainings import (  # noqa: E402
 )
 
 # A training's line and marker style in the risk-utility maps: one colour per attack, clean
-# solid and filled, release-trained dashed and hollow, so an attack's two trainings read as a pair.
-LINE_STYLES = {"clean": {"linestyle": "-", "fillstyle": "full"}, "release": {"linestyle": "--", "fillstyle": "none"}}
+# solid and filled, release-trained dashed and hollow, same-key (keyed corpus releases) dash-dotted and
+# half-filled, so an attack's trainings read as a group.
+LINE_STYLES = {"clean": {"linestyle": "-", "fillstyle": "full"}, "release": {"linestyle": "--", "fillstyle": "none"},
+               "same-key": {"linestyle": "-.", "fillstyle": "left"}}
 
 
 def _png(figure: Any, rect: tuple[float, float, float, float] | None = None) -> bytes:
@@ -85,7 +87,7 @@ def topk_curves(results: dict[str, Any]) -> bytes:
 
 def risk_utility_maps(results: dict[str, Any]) -> bytes:
     """One panel per utility task: x = utility of the release, y = top-1 of each attack under
-    each training (one colour per attack, release-trained dashed and hollow) and the risk (the best of
+    each training (one colour per attack, release-trained dashed and hollow, same-key dash-dotted) and the risk (the best of
     them, black dotted), each point labelled with its parameter value (lower-right is the
     place to be)."""
     points = in_parameter_order(results["points"])

@@ -16,15 +16,16 @@ from typing import Any
 from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
 from textveil.evaluation.plots import risk_utility_maps, topk_curves
 from textveil.evaluation.tradeoff import BEST_ATTACK, halving_points
-from textveil.evaluation.experiment import (
+from textveil.evaluation.experiment import releases_code_words
+from textveil.evaluation.trainings import (
     SAME_KEY_RESULTS,
-    all_attack_lines,
-    all_lines_of,
-    releases_code_words,
-    result_under,
-    strongest_attack,
+    attack_lines,
+    best_attack,
+    line_label,
+    lines_of,
+    result_of,
+    trainings_in,
 )
-from textveil.evaluation.trainings import line_label, trainings_in
 from textveil.pii.stage import entity_stage_line
 
 FIGURES = {"topk_curves.png": topk_curves, "risk_utility.png": risk_utility_maps}
@@ -57,7 +58,7 @@ def _correct_cell(result: dict[str, Any]) -> str:
 
 def _risk_cell(point: dict[str, Any]) -> str:
     """The risk at a point: the best top-1 over every attack and training, and who reached it."""
-    best = strongest_attack(point)
+    best = best_attack(point)
     return f"{best['top1']:.1%}: {line_label(best['attack'], best['training'])}"
 
 
@@ -66,11 +67,11 @@ def table1_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     each training, the risk (the best of them, naming its attack and training) and topic
     accuracy of each topic task, with the chance levels in the header."""
     points = results["points"]
-    lines = all_lines_of(points)
+    lines = lines_of(points)
     tasks = [t for t in (points[0]["utility"] if points else {}) if t.startswith("topic")]
     header = [_parameter(results)]
     for attack, training in lines:
-        first = next(r for r in (result_under(p, attack, training) for p in points) if r is not None)
+        first = next(r for r in (result_of(p, attack, training) for p in points) if r is not None)
         chance = first["chance"][0] * first["n_unknown"]
         header.append(f"{line_label(attack, training)}: correct / {first['n_unknown']} (chance {chance:.1f})")
     header.append("risk: best top-1 (attack, training)")
@@ -80,7 +81,7 @@ def table1_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     rows = []
     for point in points:
         row = [point["label"]]
-        row += [_correct_cell(result) if (result := result_under(point, attack, training)) else "–"
+        row += [_correct_cell(result) if (result := result_of(point, attack, training)) else "–"
                 for attack, training in lines]
         row.append(_risk_cell(point))
         row += [_utility_cell(point["utility"][task]) for task in tasks]
@@ -92,7 +93,7 @@ def topk_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     header = [_parameter(results), "attack", "trained on", "top-1", "top-5", "top-10", "chance top-1"]
     rows = []
     for point in results["points"]:
-        for name, training, result in all_attack_lines(point):
+        for name, training, result in attack_lines(point):
             topk = result["topk"]
             rows.append([point["label"], name, training, _fmt(topk[0]), _fmt(topk[min(4, len(topk) - 1)]),
                          _fmt(topk[min(9, len(topk) - 1)]), _fmt(result["chance"][0])])
@@ -244,10 +245,10 @@ def _utility_notes(results: dict[str, Any]) -> list[str]:
 def _risk_by_training(point: dict[str, Any]) -> str:
     """The best top-1 of each training at one point, and the risk (the best of all)."""
     best: dict[str, tuple[float, str]] = {}
-    for attack, training, result in all_attack_lines(point):
+    for attack, training, result in attack_lines(point):
         if training not in best or result["top1"] > best[training][0]:
             best[training] = (result["top1"], attack)
-    risk = strongest_attack(point)
+    risk = best_attack(point)
     return (f"{point['label']}: " + ", ".join(f"{training}-trained best {top1:.1%} ({attack})"
                                               for training, (top1, attack) in best.items())
             + f"; risk {risk['top1']:.1%} by {line_label(risk['attack'], risk['training'])}")
@@ -258,7 +259,7 @@ def _keyed_blocks(results: dict[str, Any]) -> list[tuple[str, list[str], tuple[l
     released = [p for p in results["points"] if SAME_KEY_RESULTS in p or "frequency" in p]
     if not released:
         return []
-    chance = next((r["chance"][0] for p in released for _, _, r in all_attack_lines(p)), None)
+    chance = next((r["chance"][0] for p in released for _, _, r in attack_lines(p)), None)
     risk = [("Stylometric risk per training (PIVOT)",
              [_risk_by_training(p) for p in released]
              + ([f"chance top-1: {chance:.1%}"] if chance is not None else []), None)]

@@ -1,4 +1,4 @@
-"""Attacks under two trainings, and how ``results.json`` holds them.
+"""Attacks under several trainings, and how ``results.json`` holds them.
 
 The attacker knows the mechanism (Kerckhoffs): mechanisms are public, so an attacker can run
 one on texts of their own. Every attack is therefore measured twice at each grid point:
@@ -8,11 +8,16 @@ one on texts of their own. Every attack is therefore measured twice at each grid
   with a seed independent of the released unknown texts (paper 001's same-representation
   attacks are of this kind).
 
-The risk at a point is the best top-1 over every attack and both trainings. A point of
+A release that encodes a corpus under one key (PIVOT) is measured a third way,
+``"same-key"`` (:data:`SAME_KEY`): fitted on the known texts encoded together with the
+unknown ones, as one corpus release, where code words agree across the two.
+
+The risk at a point is the best top-1 over every attack and every training. A point of
 ``results.json`` holds each training's results under its own key (:data:`TRAINING_KEYS`:
 ``"attacks"`` for clean, as before this module, so older results read the same), each
 result naming its ``"training"``, and ``"risk"``: the best of all, naming its attack and
-training.
+training. Tables, figures and the risk all read the trainings through this module, so a
+training held in a point is never left out of one of them.
 
 >>> point = {"attacks": {"svm": {"top1": 0.5}, "knn": {"top1": 0.2}},
 ...          "attacks_release": {"svm": {"top1": 0.4}, "knn": {"top1": 0.6}}}
@@ -22,6 +27,8 @@ training.
 {'attack': 'knn', 'training': 'release', 'top1': 0.6}
 >>> line_label("knn", "release")
 'knn (release-trained)'
+>>> best_attack({"attacks": {"svm": {"top1": 0.2}}, "attacks_same_key": {"svm": {"top1": 0.9}}})
+{'attack': 'svm', 'training': 'same-key', 'top1': 0.9}
 """
 
 from __future__ import annotations
@@ -32,7 +39,12 @@ from typing import Any
 from textveil.errors import InvalidParameterError
 
 TRAININGS = ("clean", "release")
-TRAINING_KEYS = {"clean": "attacks", "release": "attacks_release"}
+"""The trainings a user chooses (``--trainings``)."""
+SAME_KEY = "same-key"
+"""The training of a keyed corpus release's attacks on known texts encoded under the release's own key."""
+TRAINING_KEYS = {"clean": "attacks", "release": "attacks_release", SAME_KEY: "attacks_same_key"}
+"""Where a point of ``results.json`` holds each training's results, in the order they are shown."""
+SAME_KEY_RESULTS = TRAINING_KEYS[SAME_KEY]
 
 
 def check_trainings(trainings: Sequence[str], option: str = "trainings") -> list[str]:
@@ -90,9 +102,13 @@ def best_attack(point: dict[str, Any]) -> dict[str, Any]:
 
 
 def trainings_in(results: dict[str, Any]) -> list[str]:
-    """The trainings a sweep's results hold (results from before release training: clean)."""
+    """The trainings a sweep's results hold (results from before release training: clean).
+
+    >>> trainings_in({"points": [{"attacks": {}}, {"attacks": {}, "attacks_same_key": {}}]})
+    ['clean', 'same-key']
+    """
     points = results.get("points") or []
-    return [t for t in TRAININGS if any(TRAINING_KEYS[t] in p for p in points)]
+    return [t for t, key in TRAINING_KEYS.items() if any(key in p for p in points)]
 
 
 def result_of(point: dict[str, Any], attack: str, training: str) -> dict[str, Any] | None:
@@ -106,5 +122,13 @@ def result_of(point: dict[str, Any], attack: str, training: str) -> dict[str, An
 
 
 def lines_of(points: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
-    """``(attack, training)`` of every line measured at any of ``points``, in first-seen order."""
-    return list(dict.fromkeys((attack, training) for point in points for attack, training, _ in attack_lines(point)))
+    """``(attack, training)`` of every line measured at any of ``points``: attacks in first-seen
+    order, each attack's trainings side by side (clean, release, same-key).
+
+    >>> lines_of([{"attacks": {"svm": {}}}, {"attacks": {"svm": {}}, "attacks_same_key": {"svm": {}}}])
+    [('svm', 'clean'), ('svm', 'same-key')]
+    """
+    seen = list(dict.fromkeys((attack, training) for point in points for attack, training, _ in attack_lines(point)))
+    attacks = list(dict.fromkeys(attack for attack, _ in seen))
+    order = list(TRAINING_KEYS)
+    return sorted(seen, key=lambda line: (attacks.index(line[0]), order.index(line[1])))

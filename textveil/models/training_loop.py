@@ -9,7 +9,10 @@ with the same weights.
 
 A checkpoint is written atomically every ``checkpoint_every`` batches and at each epoch's end;
 one whose settings, network or data differ from the run's is refused with one line, as is a
-corrupt or truncated one, or one of another kind of network.
+corrupt or truncated one, or one of another kind of network. The number of epochs is the one
+setting a checkpoint need not share: nothing an epoch draws depends on how many follow it, so a
+finished run's checkpoint trained on to more epochs ends with the weights of a run that had asked
+for them from the start (how a model is trained longer without repeating its first epochs).
 """
 
 from __future__ import annotations
@@ -135,6 +138,9 @@ def train_in_batches(
     position = _Position()
     if checkpoint is not None and checkpoint.exists():
         position = _resume(checkpoint, checkpoint_format, model, optimizer, identity)
+        if position.epoch > settings.epochs:
+            raise InputError(f"checkpoint '{checkpoint}' has trained {position.epoch} epochs, more than the "
+                             f"{settings.epochs} asked for; ask for at least {position.epoch} or train into another folder")
         say(f"resuming from {checkpoint}: epoch {position.epoch + 1}, batch {position.batch}")
     per_epoch = len(epoch_batches(lengths, settings.batch_size, settings.seed, 0))
     total_batches = per_epoch * settings.epochs
@@ -182,6 +188,14 @@ def _save(path: Path, checkpoint_format: str, model: torch.nn.Module, optimizer:
     atomic_write_bytes(path, buffer.getvalue())
 
 
+def _without_epochs(identity: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint's identity less the number of epochs asked for: a run may go on past it."""
+    settings = identity.get("settings")
+    if not isinstance(settings, dict):
+        return identity
+    return {**identity, "settings": {k: v for k, v in settings.items() if k != "epochs"}}
+
+
 def _resume(path: Path, checkpoint_format: str, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
             identity: dict[str, Any]) -> _Position:
     device = next(model.parameters()).device
@@ -192,9 +206,10 @@ def _resume(path: Path, checkpoint_format: str, model: torch.nn.Module, optimize
     if not isinstance(saved, dict) or saved.get("format") != checkpoint_format:
         raise InputError(f"'{path}' is not a checkpoint of this kind of network ({checkpoint_format}); delete it "
                          "or train into another folder")
-    if saved.get("identity") != identity:
-        changed = sorted(k for k in set(identity) | set(saved.get("identity", {}))
-                         if identity.get(k) != saved.get("identity", {}).get(k))
+    saved_identity = saved.get("identity") if isinstance(saved.get("identity"), dict) else {}
+    if _without_epochs(saved_identity) != _without_epochs(identity):
+        changed = sorted(k for k in set(identity) | set(saved_identity)
+                         if _without_epochs(identity).get(k) != _without_epochs(saved_identity).get(k))
         raise InputError(f"checkpoint '{path}' was made with other {', '.join(changed)}; train into another folder "
                          "or delete it to start again")
     try:
