@@ -57,9 +57,11 @@ wait
 
 # Trained longer (issue 30): each model goes on from its third epoch to the eighth (train
 # --continue-from copies the checkpoint; the first epochs are not repeated, and the result equals a
-# run asked for 8 epochs). The validation loss was still falling steeply at epoch 3. Wider networks
-# (hidden 256) cost about 3x per epoch here, more than this machine's budget. An interrupted run
-# resumes from the checkpoint in the new folder.
+# run asked for 8 epochs). The validation loss was still falling steeply at epoch 3. A larger network
+# costs more per batch (benchmarks/paper002_width_cost.py, one thread): hidden 256 1.96x, 2 layers
+# 1.25x, vocabulary 20,000 2.43x, the paper's 2 x 512 cells and 20,000 words 12.4x; trained from
+# scratch for as long, those did not fit this machine's budget. An interrupted run resumes from the
+# checkpoint in the new folder.
 LONG=8
 longer() {  # mechanism, extra settings...
   local name=$1; shift
@@ -72,11 +74,12 @@ longer() {  # mechanism, extra settings...
 longer aedp &
 longer erae --set pretrain_epochs=1
 wait
-evaluate aedp-$LONG --model models/aedp-$LONG --grid 20 &
-evaluate erae-$LONG --model models/erae-$LONG --grid 20
+# At Table 1's epsilon only, both samplers; the original text was measured by the runs above.
+evaluate aedp-$LONG --model models/aedp-$LONG --grid 20 --no-unmodified &
+evaluate erae-$LONG --model models/erae-$LONG --grid 20 --no-unmodified
 wait
-evaluate aedp-$LONG-two-set --model models/aedp-$LONG --grid 20 --set sampler=two-set &
-evaluate erae-$LONG-two-set --model models/erae-$LONG --grid 20 --set sampler=two-set
+evaluate aedp-$LONG-two-set --model models/aedp-$LONG --grid 20 --set sampler=two-set --no-unmodified &
+evaluate erae-$LONG-two-set --model models/erae-$LONG --grid 20 --set sampler=two-set --no-unmodified
 wait
 
 "$PY" "$ROOT/benchmarks/paper002_table1.py" --epsilon 20 --report Random-R=reports/random --report SynTF=reports/syntf \

@@ -159,3 +159,14 @@ def test_evaluate_releases_with_the_trained_model_without_fitting_again(tmp_path
     assert results["plan"]["mechanism"] == "erae" and results["plan"]["model"] == str(trained)
     assert results["mechanism"]["model"] and results["mechanism"]["training_data"]
     assert "fit mechanism" not in results["timings"]
+    assert [p["label"] for p in results["points"]] == ["none", "20"]
+    # --no-unmodified: only the release (another run of the same corpora measured the original text)
+    code, _, err = run_cli(["evaluate", "--risk-corpus", str(known), "--risk-unknown", str(unknown), "--model", str(trained),
+                            "--grid", "20", "--attacks", "length", "--utility", "stylometric-l2", "--seed", "1",
+                            "--embeddings", str(vectors), "--no-unmodified", "--out", str(tmp_path / "alone")],
+                           capsys, monkeypatch)
+    assert code == 0, err
+    alone = json.loads((tmp_path / "alone" / "results.json").read_text())
+    assert [p["label"] for p in alone["points"]] == ["20"]
+    for measure in ("seed", "attacks", "attacks_release", "risk", "utility"):  # the same release, measured alike
+        assert alone["points"][0][measure] == results["points"][1][measure], measure

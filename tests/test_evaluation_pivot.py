@@ -67,6 +67,8 @@ def test_evaluate_pivot_writes_every_training_the_frequency_analysis_and_no_util
     assert "Frequency analysis of the release" in report and "unigram-cosine: not applicable" in report
     assert "| 5 | 0.200 |" in report  # the claim beside what each attacker decoded
     assert (out / "report.html").is_file() and (out / "topk_curves.png").is_file()
+    assert not (out / "risk_utility.png").exists()  # no utility on code words: no empty map
+    assert "third column of panels shows the same-key-trained attacks" in report
     # the figures draw the same-key training too: a third column of top-k panels, a third line per attack
     from textveil.evaluation.plots import topk_curves
     from textveil.evaluation.trainings import lines_of

@@ -189,6 +189,9 @@ def evaluate(
     same_key: bool = typer.Option(
         True, "--same-key/--no-same-key", help="pivot: also fit the attacks on the known texts encoded with the "
         "unknown texts under one key, as one corpus release (the attack a corpus release implies)."),
+    unmodified: bool = typer.Option(
+        True, "--unmodified/--no-unmodified", help="Also measure the unmodified text (the reference row); "
+        "--no-unmodified when another run of the same corpora already has."),
     entity_stage: object = None,
 ) -> None:
     """Sweep a mechanism over a parameter grid; attack and measure each release; write a report."""
@@ -217,7 +220,7 @@ def evaluate(
         seed=seed, repeats=repeats, top_k=top_k, collapse_per_label=collapse_per_label, embeddings=embeddings,
         mechanism_options=options, trainings=parse_trainings(trainings), model=None if model is None else str(model),
         attacker_model=None if attacker_model is None else str(attacker_model),
-        entities=entity_stage, same_key=same_key,
+        entities=entity_stage, same_key=same_key, include_unmodified=unmodified,
     )
     corpora = load_evaluation_corpora(
         risk_corpus, risk_unknown=risk_unknown, utility_corpus=utility_corpus, text_field=text_field,

@@ -12,6 +12,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from textveil.evaluation.frontier import frontier_of, release_point  # noqa: E402
 from textveil.evaluation.trainings import (  # noqa: E402
@@ -79,6 +80,7 @@ def topk_curves(results: dict[str, Any]) -> bytes:
         chance = measured[0][2]["chance"]
         axis.plot(range(1, len(chance) + 1), chance, linestyle="--", color="grey", label="chance")
         axis.set(title=line_label(name, training), xlabel="k", ylabel="top-k identification accuracy", ylim=(0, 1.02))
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))  # k counts candidates: no k = 1.5
         axis.grid(alpha=0.3)
     if lines:
         axes[0][0].legend(title=results["plan"]["parameter"], fontsize=7)

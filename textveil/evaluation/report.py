@@ -342,10 +342,11 @@ def write_report(results: dict[str, Any], out_dir: str | Path, title: str = "tex
     out = Path(out_dir)
     written: dict[str, Path] = {}
     written["results.json"] = atomic_write_text(out / "results.json", json.dumps(results, indent=2) + "\n")
-    images = {name: draw(results) for name, draw in FIGURES.items()}
+    has_utility = any(p["utility"] for p in results["points"])
+    # no utility measured (PIVOT's code words): no risk-utility map, rather than an empty picture
+    images = {name: draw(results) for name, draw in FIGURES.items() if has_utility or name != "risk_utility.png"}
     for name, data in images.items():
         written[name] = atomic_write_bytes(out / name, data)
-    has_utility = any(p["utility"] for p in results["points"])
     # (heading, paragraphs, table or None): a section without a table says why in its paragraphs
     sections: list[tuple[str, list[str], tuple[list[str], list[list[str]]] | None]] = [
         ("Correct predictions per parameter value (paper 001, Table 1)", [], table1_rows(results))]
@@ -354,8 +355,8 @@ def write_report(results: dict[str, Any], out_dir: str | Path, title: str = "tex
     sections.append(("Top-k identification", [], topk_rows(results)))
     sections += _keyed_blocks(results)
     sections.append(("Utility of the release", _utility_notes(results), utility_rows(results) if has_utility else None))
-    figures_note = (["The figures show the clean- and release-trained attacks; the same-key-trained ones are in the "
-                     "tables above."] if any(SAME_KEY_RESULTS in p for p in results["points"]) else [])
+    figures_note = (["A third column of panels shows the same-key-trained attacks."]
+                    if any(SAME_KEY_RESULTS in p for p in results["points"]) else [])
     markdown = [f"# {title}", "", *[f"- {line}" for line in _summary_lines(results)], ""]
     for heading, paragraphs, table in sections:
         markdown += [f"## {heading}", ""]
