@@ -241,7 +241,9 @@ def chromium_browser():
     module: Playwright's sync API holds an event loop on this thread while it runs, so a session-long
     browser would break every later test that starts its own loop. The tests skip, with the reason,
     where Playwright or Chromium is missing or does not start."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="the web page and documentation site browser tests need Playwright, which is "
+        "not installed ('make test' installs it; or pip install -e '.[test]')")
     chromium = find_chromium()
     if chromium is None:
         pytest.skip(CHROMIUM_MISSING)
@@ -249,7 +251,8 @@ def chromium_browser():
         try:
             launched = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         except sync_api.Error as error:
-            pytest.skip(f"the browser tests need Chromium to start under Playwright, and {chromium} does not "
-                        f"({str(error).splitlines()[0]}); set TEXTVEIL_CHROMIUM to a working Chromium")
+            pytest.skip(f"the web page and documentation site browser tests need Chromium to start under "
+                        f"Playwright, and {chromium} does not ({str(error).splitlines()[0]}); set TEXTVEIL_CHROMIUM "
+                        "to a working Chromium, or reinstall it (Debian: apt-get install --reinstall chromium)")
         yield launched
         launched.close()

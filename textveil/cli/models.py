@@ -83,8 +83,9 @@ def train(
         raise InputError(f"--out '{out}' already holds a trained model; give another folder (nothing was overwritten)")
     if out.exists() and not out.is_dir():
         raise InputError(f"--out '{out}' is a file; give a folder for the model")
+    neural = hasattr(cls, "train")
     if continue_from is not None:
-        _copy_checkpoint(continue_from, out, neural=hasattr(cls, "train"))
+        _copy_checkpoint(continue_from, out, neural=neural)
     users: list[str] | None = None
     dev_users: list[str] = []
     if user_field is not None:
@@ -101,7 +102,6 @@ def train(
         texts, replaced = screen_corpus(stage, texts)
         dev = screen_corpus(stage, dev)[0]
     shared = {"embeddings": load_cli_embeddings(embeddings, None)} if "embeddings" in cls.resources else {}
-    neural = hasattr(cls, "train")
     engine = MECHANISMS.make(mechanism, shared=shared, **options, seed=seed, **({"device": device} if neural else {}))
     record_training_stage(engine, stage)
     if neural:
@@ -127,7 +127,7 @@ def train(
 def _copy_checkpoint(source: Path, out: Path, *, neural: bool) -> None:
     """Put ``source``'s training checkpoint into ``out``, where training resumes from it."""
     from textveil.corpus.writing import atomic_write_bytes
-    from textveil.mechanisms.autoencoder import CHECKPOINT
+    from textveil.mechanisms.base import CHECKPOINT
 
     if not neural:
         raise InvalidParameterError("--continue-from is for the neural mechanisms (erae, aedp, synth); leave it out")

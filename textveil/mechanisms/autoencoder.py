@@ -42,7 +42,7 @@ import numpy as np
 
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import InvalidParameterError
-from textveil.mechanisms.base import Change, Mechanism, ProgressCallback, Release, texts_hash
+from textveil.mechanisms.base import CHECKPOINT, Change, Mechanism, ProgressCallback, Release, texts_hash
 from textveil.mechanisms.sampling import make_rng, sample_exponential_mechanism, sample_two_set_mechanism
 from textveil.mechanisms.trained_network import TrainedNetwork
 from textveil.models.device import check_device, resolve_device
@@ -55,8 +55,6 @@ from textveil.text.layout import PUBLIC_MARKS, is_mark, release_units, render_pu
 SENSITIVITY = 1.0
 """The rating is a softmax probability, in [0, 1] for every input: no rating moves by more than 1."""
 
-CHECKPOINT = "checkpoint.pt"
-"""The training checkpoint's file name inside a model folder."""
 
 IN_TRAINING_DATA = ("this text was in the model's training data: the rating function depends on it, which "
                     "Theorem 1 does not cover")

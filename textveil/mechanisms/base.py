@@ -36,6 +36,9 @@ ProgressCallback = Callable[[int], None]
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "textveil.mechanism/1"
+CHECKPOINT = "checkpoint.pt"
+"""A neural mechanism's training checkpoint inside its model folder (resumed, or trained on with
+``train --continue-from``)."""
 
 M = TypeVar("M", bound="Mechanism")
 

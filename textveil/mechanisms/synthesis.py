@@ -25,13 +25,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from textveil.errors import InputError, InvalidParameterError
-from textveil.mechanisms.base import CorpusRelease, Mechanism, ProgressCallback, Release, texts_hash
+from textveil.mechanisms.base import CHECKPOINT, CorpusRelease, Mechanism, ProgressCallback, Release, texts_hash
 from textveil.mechanisms.redaction import no_guarantee
 from textveil.mechanisms.trained_network import TrainedNetwork
 from textveil.models.device import check_device, resolve_device
 from textveil.privacy.guarantee import Guarantee
 
-CHECKPOINT = "checkpoint.pt"
 CHECKPOINT_FORMAT = "textveil.char-rnn-checkpoint/1"
 ONE_USER = ""
 """The user of every text of a corpus fitted without users: the model of a whole corpus."""

@@ -206,10 +206,10 @@ def _resume(path: Path, checkpoint_format: str, model: torch.nn.Module, optimize
     if not isinstance(saved, dict) or saved.get("format") != checkpoint_format:
         raise InputError(f"'{path}' is not a checkpoint of this kind of network ({checkpoint_format}); delete it "
                          "or train into another folder")
-    saved_identity = saved.get("identity") if isinstance(saved.get("identity"), dict) else {}
-    if _without_epochs(saved_identity) != _without_epochs(identity):
-        changed = sorted(k for k in set(identity) | set(saved_identity)
-                         if _without_epochs(identity).get(k) != _without_epochs(saved_identity).get(k))
+    theirs = _without_epochs(saved.get("identity") if isinstance(saved.get("identity"), dict) else {})
+    ours = _without_epochs(identity)
+    if theirs != ours:
+        changed = sorted(k for k in set(ours) | set(theirs) if ours.get(k) != theirs.get(k))
         raise InputError(f"checkpoint '{path}' was made with other {', '.join(changed)}; train into another folder "
                          "or delete it to start again")
     try:
