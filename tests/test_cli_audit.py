@@ -151,7 +151,7 @@ def test_paraphrase_on_its_own_model_passes_and_a_draw_without_the_clip_exits_1(
 
     from textveil.mechanisms.paraphrase import Paraphrase
 
-    monkeypatch.setattr(Paraphrase, "scores", lambda self, logits: np.asarray(logits, dtype=np.float64))
+    monkeypatch.setattr(Paraphrase, "score_range", lambda self: (-np.inf, np.inf, False))  # the raw logits
     code, out, err = _audit([*args, "--set", f"model={tiny_lm_folder}", "--trials", "600", "--kinds", "canary"],
                             capsys, monkeypatch)
     assert code == 1, out + err

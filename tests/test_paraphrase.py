@@ -68,10 +68,10 @@ class WithoutFactorTwo(Paraphrase):
 
 
 class WithoutClip(Paraphrase):
-    """A plausible bug: the raw logits as scores, still claiming sensitivity w."""
+    """A plausible bug: the raw logits as scores (no clip), still claiming sensitivity w."""
 
-    def scores(self, logits: np.ndarray) -> np.ndarray:
-        return np.asarray(logits, dtype=np.float64)
+    def score_range(self) -> tuple[float, float, bool]:
+        return -math.inf, math.inf, False
 
 
 def _clopper_pearson(hits: int, trials: int, alpha: float) -> tuple[float, float]:

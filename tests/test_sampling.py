@@ -424,3 +424,82 @@ def test_row_draw_goodness_of_fit_rejects_a_missing_factor_two() -> None:
     """Power: draws at twice the epsilon (the factor 2 forgotten) fail the same test."""
     draws = _row_draws(SAMPLES, 3.0, 2.0, seed=41)
     assert _chi_square_pvalue(draws, exponential_mechanism_probabilities(ROW_SCORES, 1.5, sensitivity=2.0)) < ALPHA
+
+
+# -- the clipped score's sampler (the language-model mechanisms): the floor counted, not exponentiated --
+
+# Logits of a small vocabulary: a few near the top, most far below (on the floor of a width-6
+# relative score), a control token (index 3) excluded from the candidates and given the row's
+# largest logit, so the shift must come from the candidates alone.
+CLIPPED_LOGITS = np.array([[9.0, 8.5, 7.0, 30.0, 1.0, 0.5, -2.0, 6.2, -5.0, 2.0, 8.9, -1.0, 3.5, 4.0, 2.9]],
+                          dtype=np.float32)
+CLIPPED_CANDIDATES = np.array([i for i in range(CLIPPED_LOGITS.shape[1]) if i != 3])
+
+
+def _clipped_probabilities(epsilon: float, low: float, high: float, relative: bool) -> np.ndarray:
+    values = CLIPPED_LOGITS[0, CLIPPED_CANDIDATES].astype(np.float64)
+    scores = np.clip(values - (values.max() if relative else 0.0), low, high)
+    return exponential_mechanism_probabilities(scores, epsilon, sensitivity=high - low)
+
+
+def _clipped_draws(count: int, epsilon: float, low: float, high: float, relative: bool, seed: int,
+                   sensitivity: float | None = None) -> np.ndarray:
+    from textveil.mechanisms.sampling import sample_clipped_exponential_rows
+
+    parent = make_rng(seed)
+    rngs = [make_rng(int(s)) for s in parent.integers(0, 2**63, size=count)]
+    return sample_clipped_exponential_rows(np.repeat(CLIPPED_LOGITS, count, axis=0), CLIPPED_CANDIDATES, low, high,
+                                           epsilon, rngs, relative=relative, sensitivity=sensitivity)
+
+
+@pytest.mark.parametrize(("low", "high", "relative"), [(-6.0, 0.0, True), (2.0, 8.0, False), (-40.0, 40.0, False)],
+                         ids=["relative", "clipped", "nothing-on-the-floor"])
+def test_clipped_draws_follow_the_exponential_mechanism_probabilities(low, high, relative) -> None:
+    expected = _clipped_probabilities(4.0, low, high, relative)
+    draws = _clipped_draws(SAMPLES, 4.0, low, high, relative, seed=7)
+    assert draws.max() < CLIPPED_CANDIDATES.size  # positions in the candidates: the excluded token is never drawn
+    observed = np.bincount(draws, minlength=expected.size)
+    keep = expected * SAMPLES >= 5
+    pooled_observed = np.append(observed[keep], observed[~keep].sum())
+    pooled_expected = np.append(expected[keep], expected[~keep].sum()) * SAMPLES
+    if not (~keep).any():
+        pooled_observed, pooled_expected = pooled_observed[:-1], pooled_expected[:-1]
+    assert stats.chisquare(pooled_observed, pooled_expected).pvalue > ALPHA
+
+
+def test_clipped_draw_goodness_of_fit_rejects_a_wrong_sensitivity() -> None:
+    """Power: the same draws with the sensitivity halved (the factor 2 forgotten) fail the test."""
+    expected = _clipped_probabilities(4.0, -6.0, 0.0, True)
+    draws = _clipped_draws(SAMPLES, 4.0, -6.0, 0.0, True, seed=7, sensitivity=3.0)
+    assert stats.chisquare(np.bincount(draws, minlength=expected.size), expected * SAMPLES).pvalue < ALPHA
+
+
+def test_clipped_draws_match_the_general_sampler_uniform_for_uniform() -> None:
+    """With the same uniform, the floor-counting walk lands where the general inverse CDF does (up
+    to rounding at a cumulative boundary): a 49,152-token row of a language model's size."""
+    from textveil.mechanisms.sampling import sample_clipped_exponential_rows
+
+    rng = np.random.default_rng(3)
+    logits = (rng.normal(0.0, 6.0, size=(40, 49_152))).astype(np.float32)
+    candidates = np.setdiff1d(np.arange(49_152), [0, 1, 2, 17])
+    for epsilon in (10.0, 25.0, 40.0):
+        fast = sample_clipped_exponential_rows(logits, candidates, -15.0, 0.0, epsilon,
+                                               [make_rng(i) for i in range(40)], relative=True)
+        values = logits[:, candidates].astype(np.float64)
+        scores = np.clip(values - values.max(axis=1, keepdims=True), -15.0, 0.0)
+        general = sample_exponential_mechanism_rows(scores, epsilon, [make_rng(i) for i in range(40)], sensitivity=15.0)
+        assert np.mean(fast == general) >= 0.95 and np.sum(fast != general) <= 2
+
+
+def test_every_candidate_on_the_floor_is_drawn_uniformly() -> None:
+    from textveil.mechanisms.sampling import sample_clipped_exponential_rows
+
+    flat = np.zeros((SAMPLES, 6), dtype=np.float32)
+    rngs = [make_rng(i) for i in range(SAMPLES)]
+    draws = sample_clipped_exponential_rows(flat, np.arange(6), 5.0, 9.0, 3.0, rngs, relative=False)
+    assert stats.chisquare(np.bincount(draws, minlength=6)).pvalue > ALPHA
+    with pytest.raises(InvalidParameterError, match="high > low"):
+        sample_clipped_exponential_rows(flat[:1], np.arange(6), 2.0, 2.0, 3.0, rngs[:1], relative=False)
+    with pytest.raises(InvalidParameterError, match="finite"):
+        sample_clipped_exponential_rows(np.full((1, 6), np.nan, dtype=np.float32), np.arange(6), -1.0, 0.0, 3.0,
+                                        rngs[:1], relative=True)

@@ -59,6 +59,9 @@ def serve(
     max_texts: int = typer.Option(200, help="The most texts in one request (more: 422; in an uploaded file: 413)."),
     concurrency: Optional[int] = typer.Option(
         None, help="Releases at once, sharing the CPUs out (default: one per CPU); more wait their turn up to 2 s, then get 503."),
+    batched_concurrency: int = typer.Option(
+        32, help="Releases with a language model (paraphrase, restyle) at once: their texts are decoded together in "
+        "the model's batches; more wait their turn up to 2 s, then get 503."),
     timeout: float = typer.Option(30.0, help="Seconds a request may take (longer: 504)."),
     models: Optional[list[Path]] = typer.Option(
         None, "--model", help="A trained mechanism's folder ('textveil train') to release with, or a language model "
@@ -81,7 +84,7 @@ def serve(
     key = None if pseudonym_key is None else read_pseudonym_key(pseudonym_key)  # unreadable: one line, now
     settings = ServiceSettings(
         ledger=ledger, api_token=read_token(token_file), max_body_bytes=max_body_bytes, max_text_chars=max_text_chars,
-        max_texts=max_texts, request_timeout=timeout, cors_origins=tuple(cors_origins or ()), embeddings=embeddings,
+        max_texts=max_texts, batched_concurrency=batched_concurrency, request_timeout=timeout, cors_origins=tuple(cors_origins or ()), embeddings=embeddings,
         models=tuple(models or ()), pseudonym_key=key, mechanisms=tuple(offered) if offered else None, **options)
     run_service(host, port, settings)
 

@@ -58,7 +58,11 @@ import numpy as np
 from textveil.errors import InputError, InvalidParameterError
 from textveil.mechanisms.base import Mechanism, ProgressCallback, Release
 from textveil.mechanisms.redaction import no_guarantee
-from textveil.mechanisms.sampling import make_rng, sample_exponential_mechanism_rows
+from textveil.mechanisms.sampling import (
+    make_rng,
+    sample_clipped_exponential_rows,
+    sample_exponential_mechanism_rows,
+)
 from textveil.models.device import check_device
 from textveil.privacy.claims import ReleaseView
 from textveil.privacy.guarantee import Guarantee
@@ -111,9 +115,15 @@ class LanguageModelRewriter(Mechanism):
             reason = language_model_unavailable(self.model)
             if reason is not None:
                 raise InputError(reason)
-        elif self.model == self.spec().parameter("model").default:
-            # A model handed over loaded names itself, unless the caller named it (a path stays a path).
-            self.model = language_model.name
+        else:
+            if self.model == self.spec().parameter("model").default:
+                # A model handed over loaded names itself, unless the caller named it (a path stays a path).
+                self.model = language_model.name
+            running = language_model.engine.name
+            if self.engine not in ("auto", running):
+                raise InvalidParameterError(f"engine={self.engine} was asked for, but the language model handed over "
+                                            f"runs on {running}; load it with engine='{self.engine}' or ask for "
+                                            f"engine={running}")
         self.language_model = language_model  # loaded on first use when None: construction stays cheap
 
     @classmethod
@@ -129,12 +139,24 @@ class LanguageModelRewriter(Mechanism):
         if self.language_model is None:
             from textveil.models.language_model import load_language_model
 
-            self.language_model = load_language_model(self.model, self.device)
+            self.language_model = load_language_model(self.model, self.device, self.engine)
         return self.language_model
 
     def vocabulary_hash(self) -> str:
         """The model's weights and tokenizer: what every release is drawn from."""
         return str(self._lm().content_hash)
+
+    def fingerprint(self) -> dict[str, Any]:
+        """As every mechanism's, with the engine that computes the logits (llama.cpp and its
+        weights format, or transformers): two engines give different releases for one seed."""
+        return {**super().fingerprint(), "engine": str(self._lm().engine.identity)}
+
+    def engine_description(self) -> str:
+        """What runs the model, as the Guarantee names it."""
+        lm = self.language_model
+        if lm is None:  # nothing was rewritten (every input empty): the model was not loaded
+            return f"engine {self.engine} (not run: nothing was rewritten)"
+        return f"{lm.engine.description}, model digest {lm.content_hash}"
 
     # -- the template ------------------------------------------------------------------
 
@@ -198,8 +220,7 @@ class LanguageModelRewriter(Mechanism):
             own = [rngs[i] for i in todo]
 
             def choose(logits: np.ndarray, rows: np.ndarray) -> np.ndarray:
-                drawn = self._draw(logits[:, candidates], [own[r] for r in rows])
-                return candidates[drawn]
+                return candidates[self._draw(logits, candidates, [own[r] for r in rows])]
 
             done = decode(lm, prompts, _shared_opening(prompts), self.max_new_tokens, choose,
                           batch_size=self.batch_size, progress=progress)
@@ -215,7 +236,9 @@ class LanguageModelRewriter(Mechanism):
             releases.append(Release(self._lm().decode(tokens).strip(), self._guarantee(len(tokens), ended)))
         return releases
 
-    def _draw(self, logits: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
+    def _draw(self, logits: np.ndarray, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
+        """One token per row of the step's ``logits`` (batch, V), as a position in ``candidates``
+        (the output vocabulary), row i with its text's own generator ``rngs[i]``."""
         raise NotImplementedError  # pragma: no cover - each mechanism draws its own way
 
     def _guarantee(self, drawn: int, ended: bool) -> Guarantee:
@@ -252,11 +275,11 @@ class Paraphrase(LanguageModelRewriter):
 
     def __init__(self, epsilon: float, *, score: str = "relative", width: float = DEFAULT_WIDTH,
                  clip_high: float = DEFAULT_CLIP_HIGH, max_new_tokens: int = 64, max_input_tokens: int = 256,
-                 model: str = "smollm2-135m-instruct", seed: int | None = None, language_model: Any = None,
-                 batch_size: int = 16, device: str = "auto") -> None:
+                 model: str = "smollm2-135m-instruct", engine: str = "auto", seed: int | None = None,
+                 language_model: Any = None, batch_size: int = 16, device: str = "auto") -> None:
         self._check_parameters(epsilon=epsilon, score=score, width=width, clip_high=clip_high,
                                max_new_tokens=max_new_tokens, max_input_tokens=max_input_tokens, model=model,
-                               seed=seed)
+                               engine=engine, seed=seed)
         self._init_model(language_model, batch_size, device)
 
     @property
@@ -264,15 +287,26 @@ class Paraphrase(LanguageModelRewriter):
         """w: every score lies in an interval of this width whatever the input."""
         return float(self.width)
 
+    def score_range(self) -> tuple[float, float, bool]:
+        """The score as u(v) = clip(logit_v - s, low, high): (low, high, whether s is the step's
+        largest logit; else s = 0)."""
+        if self.score == "relative":
+            return -float(self.width), 0.0, True
+        return float(self.clip_high) - float(self.width), float(self.clip_high), False
+
     def scores(self, logits: np.ndarray) -> np.ndarray:
         """The step's scores u(v) over the output vocabulary (rows: texts)."""
-        if self.score == "relative":
-            return relative_scores(logits, self.width)
-        return clipped_scores(logits, self.clip_high, self.width)
+        low, high, relative = self.score_range()
+        values = np.asarray(logits, dtype=np.float64)
+        shift = values.max(axis=-1, keepdims=True) if relative else 0.0
+        return np.clip(values - shift, low, high)
 
-    def _draw(self, logits: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
-        return sample_exponential_mechanism_rows(self.scores(logits), self.epsilon, rngs,
-                                                 sensitivity=self.sensitivity)
+    def _draw(self, logits: np.ndarray, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
+        # The exponential mechanism on these scores over the candidates; the floor is counted, not
+        # exponentiated (the same distribution, a fifth of the time).
+        low, high, relative = self.score_range()
+        return sample_clipped_exponential_rows(logits, candidates, low, high, self.epsilon, rngs, relative=relative,
+                                               sensitivity=self.sensitivity)
 
     def spend_per_release(self) -> tuple[float, str]:
         """epsilon * L per text: known before any text is read, whatever the reply's length."""
@@ -289,6 +323,7 @@ class Paraphrase(LanguageModelRewriter):
                        "the mechanism", *self._template_rules())
         assumptions = (
             f"the language model ({self.model}) and the prompt template are public",
+            f"its logits were computed by {self.engine_description()} (a public, fixed function of the input)",
             "the model was not trained on the released texts (the score is a fixed function of the input)",
             f"w = {self.width:g}" + ("" if self.score == "relative" else f" and b2 = {self.clip_high:g}")
             + (" was" if self.score == "relative" else " were") + " fixed before any private text was seen",
@@ -318,22 +353,22 @@ class Restyle(LanguageModelRewriter):
     name = "restyle"
 
     def __init__(self, *, temperature: float = 0.7, max_new_tokens: int = 64, max_input_tokens: int = 256,
-                 model: str = "smollm2-135m-instruct", seed: int | None = None, language_model: Any = None,
-                 batch_size: int = 16, device: str = "auto") -> None:
+                 model: str = "smollm2-135m-instruct", engine: str = "auto", seed: int | None = None,
+                 language_model: Any = None, batch_size: int = 16, device: str = "auto") -> None:
         self._check_parameters(temperature=temperature, max_new_tokens=max_new_tokens,
-                               max_input_tokens=max_input_tokens, model=model, seed=seed)
+                               max_input_tokens=max_input_tokens, model=model, engine=engine, seed=seed)
         self._init_model(language_model, batch_size, device)
 
-    def _draw(self, logits: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
+    def _draw(self, logits: np.ndarray, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
         # Pr[v] proportional to exp(logit_v / T): the exponential mechanism's form with
         # epsilon / 2 = 1 / T on the raw logits, which are unbounded (no privacy is claimed).
-        return sample_exponential_mechanism_rows(logits, 2.0 / self.temperature, rngs)
+        return sample_exponential_mechanism_rows(logits[:, candidates], 2.0 / self.temperature, rngs)
 
     def _guarantee(self, drawn: int, ended: bool) -> Guarantee:
         return no_guarantee(
             self.name,
-            f"The text was rewritten by the language model {self.model}, sampled at temperature "
-            f"{self.temperature:g} (at most {self.max_new_tokens} tokens).",
+            f"The text was rewritten by the language model {self.model} ({self.engine_description()}), sampled at "
+            f"temperature {self.temperature:g} (at most {self.max_new_tokens} tokens).",
             ("anything the model copies from the input: names, places, numbers, rare words and phrasing",
              "the input's content and much of its structure", *self._template_rules()),
             drawn)

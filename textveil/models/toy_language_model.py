@@ -85,6 +85,8 @@ def toy_language_model(words: Sequence[str], logits: Mapping[str, Mapping[str, f
         for target, value in targets.items():
             table[index[source], index[target]] += value
     digest = str(abs(hash((tuple(vocabulary), table.tobytes()))))[:16]
-    return LanguageModel(_BagOfTokensNetwork(table, index["<|im_end|>"]), tokenizer, name, digest, "cpu",
-                         end_token_ids=(index["<|im_end|>"],),
+    from textveil.models.engines.transformers_engine import TransformersEngine
+
+    engine = TransformersEngine(_BagOfTokensNetwork(table, index["<|im_end|>"]), "cpu")
+    return LanguageModel(engine, tokenizer, name, digest, end_token_ids=(index["<|im_end|>"],),
                          special_token_ids=tuple(index[s] for s in SPECIALS))

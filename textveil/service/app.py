@@ -111,6 +111,9 @@ class ServiceSettings:
     :class:`~textveil.embeddings.WordEmbeddings` (tests pass small ones). ``concurrency``
     releases run at once; a request waits up to ``queue_seconds`` for a free slot, then gets
     503 with ``Retry-After``. ``request_timeout``: seconds before 504.
+    ``batched_concurrency``: releases with a language model (``paraphrase``, ``restyle``) run at
+    once under their own limit, queued the same way: their texts share the model's batches (a
+    request waits at most a few tens of milliseconds to join), so they do not hold a CPU each.
     """
 
     ledger: str | Path | None = None
@@ -119,6 +122,7 @@ class ServiceSettings:
     max_text_chars: int = 20_000
     max_texts: int = 200
     concurrency: int = field(default_factory=_default_concurrency)
+    batched_concurrency: int = 32
     request_timeout: float = 30.0
     queue_seconds: float = 2.0
     cors_origins: tuple[str, ...] = ()
@@ -135,7 +139,7 @@ class ServiceSettings:
     one it can release with."""
 
     def __post_init__(self) -> None:
-        for name in ("max_body_bytes", "max_text_chars", "max_texts", "concurrency"):
+        for name in ("max_body_bytes", "max_text_chars", "max_texts", "concurrency", "batched_concurrency"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidParameterError(f"{name} must be a whole number of at least 1, got {value!r}")
@@ -260,7 +264,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
     settings = settings or ServiceSettings()
     engine = ServiceEngine(settings.embeddings, settings.ledger, settings.concurrency, settings.models,
-                           pseudonym_key=settings.pseudonym_key, mechanisms=settings.mechanisms)
+                           pseudonym_key=settings.pseudonym_key, mechanisms=settings.mechanisms,
+                           batched_concurrency=settings.batched_concurrency)
     middleware = []
     if settings.cors_origins:  # none unless asked: a browser page elsewhere cannot call the service
         from fastapi.middleware.cors import CORSMiddleware
@@ -300,16 +305,18 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         "healthz": answer(Health, "The service is up: its version, ledger, token, entity stage and limits"),
     }
 
-    async def heavy(work: Callable[[threading.Event], T], what: str) -> T:
-        """Run ``work`` in a worker thread under the concurrency limit and the time limit."""
-        if not await engine.slots.acquire(settings.queue_seconds):
-            raise HTTPException(503, f"the service is busy ({engine.slots.limit} requests at once, "
-                                     f"{engine.slots.waiting} waiting); retry in a second", headers={"Retry-After": "1"})
+    async def heavy(work: Callable[[threading.Event], T], what: str, slots: Any = None) -> T:
+        """Run ``work`` in a worker thread under the concurrency limit (``slots``: the CPU-shared
+        one unless given) and the time limit."""
+        slots = engine.slots if slots is None else slots
+        if not await slots.acquire(settings.queue_seconds):
+            raise HTTPException(503, f"the service is busy ({slots.limit} requests at once, "
+                                     f"{slots.waiting} waiting); retry in a second", headers={"Retry-After": "1"})
         abandoned = threading.Event()
         task = asyncio.ensure_future(run_in_threadpool(run_logged, lambda: work(abandoned), what))
 
         def finished(done: asyncio.Future) -> None:
-            engine.slots.release()  # when the work ends, not when its request gives up
+            slots.release()  # when the work ends, not when its request gives up
             if not done.cancelled():
                 done.exception()  # retrieved: an abandoned release's error is not reported again
 
@@ -377,7 +384,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         log.info("%s: %s (entities %s), %s%s", what, order.mechanism, order.entities.operator,
                  describe_texts(order.texts),
                  "" if order.subjects is None else f", {len(set(order.subjects))} subject(s)")
-        result = await heavy(lambda abandoned: engine.release(order, abandoned), what)
+        result = await heavy(lambda abandoned: engine.release(order, abandoned), what, engine.slots_for(order.mechanism))
         log.info("%s: %d release(s)%s", what, len(result["releases"]), ", replayed" if result["replayed"] else "")
         return result
 

@@ -242,7 +242,7 @@ class ServiceEngine:
 
     def __init__(self, embeddings: Any, ledger: str | Path | None, concurrency: int,
                  models: Sequence[str | Path] = (), pseudonym_key: Secret | str | Path | None = None,
-                 mechanisms: Sequence[str] | None = None) -> None:
+                 mechanisms: Sequence[str] | None = None, batched_concurrency: int = 32) -> None:
         # ``models``: trained mechanisms' folders, and language models (a .gguf file or a Hugging
         # Face model folder) for the mechanisms that rewrite with one (paraphrase, restyle).
         self._model_folders: list[Path] = []
@@ -263,13 +263,16 @@ class ServiceEngine:
             self._served_language_models[folder.name] = str(folder.resolve())
         self._offered: dict[str, str] | None = None
         self._models: dict[str, Mechanism] | None = None
-        self._language_models: dict[str, Any] = {}  # path -> the loaded LanguageModel, once per process
+        self._language_models: dict[tuple[str, str], Any] = {}  # (path, engine) -> the loaded LanguageModel
         self._language_models_lock = threading.Lock()
         self._embeddings_spec = embeddings
         self._embeddings = None if isinstance(embeddings, (str, Path)) else embeddings
         self._embeddings_lock = threading.Lock()
         self.ledger = BudgetLedger(ledger) if ledger is not None else None
         self.slots = Slots(concurrency)
+        # Requests that rewrite with a language model share its engine's batches (the model's one
+        # decode queue), so more of them run at once: each mostly waits for its rows' tokens.
+        self.batched_slots = Slots(batched_concurrency)
         self.decode_threads = max(1, usable_cpus() // concurrency)
         self._mechanisms: OrderedDict[tuple[str, str, str], Mechanism] = OrderedDict()
         self._mechanisms_lock = threading.Lock()
@@ -342,16 +345,23 @@ class ServiceEngine:
             f"model '{asked}' is not offered by this service; it offers {', '.join(offered) or 'none'} (start it with "
             "'textveil serve --model FILE.gguf' or a Hugging Face model folder to offer another)")
 
-    def language_model(self, source: str) -> Any:
-        """The language model ``source``, loaded once for the life of the process and shared by every
-        mechanism and request that rewrites with it."""
+    def language_model(self, source: str, engine: str = "auto") -> Any:
+        """The language model ``source`` on ``engine``, loaded once for the life of the process and
+        shared by every mechanism and request that rewrites with it (their decoding shares its batches)."""
         with self._language_models_lock:  # two first requests at once load it once
-            if source not in self._language_models:
+            if (source, engine) not in self._language_models:
                 from textveil.models.language_model import load_language_model
 
-                log.info("loading the language model %s", Path(source).name)
-                self._language_models[source] = load_language_model(source)
-            return self._language_models[source]
+                log.info("loading the language model %s (engine %s)", Path(source).name, engine)
+                loaded = load_language_model(source, engine=engine)
+                log.info("the language model %s runs on %s", Path(source).name, loaded.engine.description)
+                self._language_models[(source, engine)] = loaded
+            return self._language_models[(source, engine)]
+
+    def slots_for(self, mechanism: str) -> Slots:
+        """The concurrency gate of a release with ``mechanism``: the batched one for the mechanisms
+        that rewrite with a language model, the CPU-shared one for the others."""
+        return self.batched_slots if takes_model(mechanism) else self.slots
 
     def load_language_models(self) -> list[str]:
         """Load the language models of ``serve --model`` now (a bad one fails before the service
@@ -487,7 +497,7 @@ class ServiceEngine:
                 # named as offered (a folder's name, never the server's path to it)
                 shown = next(n for n, s in self.offered_language_models().items() if s == source)
                 built = build_mechanism(name, {**options, "model": shown}, embeddings, entities=stage, seed=None,
-                                        language_model=self.language_model(source))
+                                        language_model=self.language_model(source, options.get("engine", "auto")))
         with self._mechanisms_lock:
             self._mechanisms[key] = built
             while len(self._mechanisms) > MECHANISM_CACHE_SIZE:

@@ -72,8 +72,8 @@ def sample_indices(count: int, size: int, seed: int | None) -> list[int]:
 def start_token(model: Any) -> int | None:
     """The token a text is read after (the tokenizer's BOS, else the network config's), or None."""
     token = getattr(model.tokenizer, "bos_token_id", None)
-    if token is None:
-        token = getattr(model.network.config, "bos_token_id", None)
+    if token is None:  # a PyTorch network's config may name one where its tokenizer does not
+        token = getattr(getattr(getattr(model.engine, "network", None), "config", None), "bos_token_id", None)
     if isinstance(token, (list, tuple)):
         token = token[0] if token else None
     return None if token is None else int(token)
@@ -97,14 +97,10 @@ def perplexity(model: Any, texts: Sequence[str], max_tokens: int = 128, batch_si
     :class:`~textveil.models.language_model.LanguageModel`): exp(sum of token NLL / predicted
     tokens), each text cut to its first ``max_tokens`` model tokens.
 
-    Texts are scored ``batch_size`` at a time, sorted by length so a batch carries little padding;
-    the padding sits after each row's tokens and is masked, so a text's score does not depend on
-    its batch. Raises :class:`~textveil.errors.InvalidParameterError` when no text holds a token.
+    The model's engine scores the texts (transformers ``batch_size`` at a time, sorted by length,
+    the padding masked; llama.cpp one text at a time), so a text's score does not depend on its
+    batch. Raises :class:`~textveil.errors.InvalidParameterError` when no text holds a token.
     """
-    import torch
-
-    from textveil.models.lm_decoding import length_buckets
-
     check_count("max_tokens", max_tokens)
     check_count("batch_size", batch_size)
     start = start_token(model)
@@ -125,24 +121,10 @@ def perplexity(model: Any, texts: Sequence[str], max_tokens: int = 128, batch_si
     if not sequences:
         raise InvalidParameterError(f"perplexity: none of the {len(texts)} texts holds a token to predict "
                                     "(all empty); give at least one non-empty text")
-    pad = model.tokenizer.pad_token_id
-    pad = 0 if pad is None else int(pad)  # any id will do: padding is masked and only follows real tokens
-    total_nll, predicted = 0.0, 0
-    with torch.inference_mode():
-        for bucket in length_buckets([len(s) for s in sequences], batch_size):
-            width = max(len(sequences[i]) for i in bucket)
-            ids = torch.full((len(bucket), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(bucket), width), dtype=torch.long)
-            for row, i in enumerate(bucket):
-                ids[row, :len(sequences[i])] = torch.tensor(sequences[i])
-                mask[row, :len(sequences[i])] = 1
-            ids, mask = ids.to(model.device), mask.to(model.device)
-            logits = model.network(input_ids=ids, attention_mask=mask).logits
-            # Position t predicts token t + 1; only targets that are real tokens count.
-            scored = mask[:, 1:].bool()
-            chosen = logits[:, :-1][scored].float()  # float32 even where the model runs in bfloat16
-            nll = torch.nn.functional.cross_entropy(chosen, ids[:, 1:][scored], reduction="sum")
-            total_nll += float(nll)
-            predicted += int(scored.sum())
+    # Each text's log-likelihood from the model's engine (llama.cpp reads each text alone;
+    # transformers in length-sorted batches, padding masked): a text's score never depends on its batch.
+    scores = model.engine.token_log_likelihoods(sequences, batch_size=batch_size)
+    total_nll = -float(sum(float(np.sum(score)) for score in scores))
+    predicted = sum(len(score) for score in scores)
     return FluencyScore(perplexity=math.exp(total_nll / predicted), tokens=predicted, texts=len(sequences),
                         skipped=len(texts) - len(sequences))

@@ -1,0 +1,330 @@
+"""The engines under the language-model mechanisms (:mod:`textveil.models.engines`).
+
+A tiny random Llama is written as a GGUF file in-process (the ``gguf`` package) and run through
+both engines: their logits for the same prompt agree within a stated tolerance; llama.cpp's
+continuous batching gives a text the same logits and the same release whatever is decoded beside
+it; the queue decodes concurrent callers together and fails one caller alone. The llama.cpp tests
+skip, with the reason and the fix, where llama-cpp-python is not built or fails its check here.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch", reason="the language-model engines' tests need torch")
+pytest.importorskip("transformers", reason="the language-model engines' tests need transformers")
+pytest.importorskip("gguf", reason="writing the tiny GGUF model needs the gguf package (pip install gguf)")
+
+from textveil.errors import InputError, InvalidParameterError  # noqa: E402
+from textveil.mechanisms.paraphrase import Paraphrase, Restyle  # noqa: E402
+from textveil.models.engines.batching import DecodeJob, DecodeQueue  # noqa: E402
+from textveil.models.engines.choice import resolve_engine  # noqa: E402
+from textveil.models.engines.native import candidate_weights, cmake_args, llama_cpp_unavailable  # noqa: E402
+from textveil.models.gguf_writing import write_tiny_gguf  # noqa: E402
+from textveil.models.language_model import load_language_model  # noqa: E402
+
+LOGIT_TOLERANCE = 0.02
+"""Largest difference allowed between the two engines' logits for one prompt (the tiny model's
+logits spread over about 4.5 nats; llama.cpp keeps its key-value cache in float16)."""
+
+TEXTS = ["The market rallied on Friday.", "Oil prices fell in London; the bank said so.",
+         "We knit a scarf with soft wool.", "I went to the zoo with my sister and we saw an elephant.",
+         "The report is due next week, sorry for the delay.", "Growth, growth and more growth.",
+         "The bank said so.", "Sorry for the delay, the zoo was shut."]
+
+
+def need_llama_cpp() -> None:
+    reason = llama_cpp_unavailable()
+    if reason is not None:
+        pytest.skip(f"the llama.cpp engine's tests cannot run here: {reason}")
+
+
+@pytest.fixture(scope="module")
+def tiny_gguf(tmp_path_factory):
+    return write_tiny_gguf(tmp_path_factory.mktemp("tiny-gguf") / "tiny.gguf")
+
+
+@pytest.fixture(scope="module")
+def on_llama_cpp(tiny_gguf):
+    need_llama_cpp()
+    return load_language_model(str(tiny_gguf), "cpu", engine="llama-cpp")
+
+
+@pytest.fixture(scope="module")
+def on_transformers(tiny_gguf):
+    return load_language_model(str(tiny_gguf), "cpu", engine="transformers")
+
+
+# -- the two engines agree --------------------------------------------------------------
+
+
+def first_step_logits(lm, prompt: list[int]) -> np.ndarray:
+    """The logits ``lm`` gives after reading ``prompt`` (the first step of a reply)."""
+    from textveil.models.lm_decoding import decode
+
+    seen: list[np.ndarray] = []
+
+    def keep(logits, rows):
+        seen.append(logits[0].copy())
+        return np.full(len(rows), lm.end_token_ids[0])
+
+    decode(lm, [prompt], 0, 1, keep)
+    return seen[0]
+
+
+def test_both_engines_give_the_same_logits_for_the_same_prompt(on_llama_cpp, on_transformers, tmp_path):
+    assert on_llama_cpp.engine.name == "llama-cpp" and on_transformers.engine.name == "transformers"
+    assert on_llama_cpp.content_hash == on_transformers.content_hash  # the same file
+    prompt = on_llama_cpp.chat_prompt("You rewrite texts.", "Paraphrase: the market rallied on Friday.")
+    assert prompt == on_transformers.chat_prompt("You rewrite texts.", "Paraphrase: the market rallied on Friday.")
+    native, reference = first_step_logits(on_llama_cpp, prompt), first_step_logits(on_transformers, prompt)
+    assert native.shape == reference.shape == (on_transformers.vocabulary_size,)
+    difference = np.abs(native - reference).max()
+    assert difference < LOGIT_TOLERANCE, f"the engines' logits differ by {difference:.4f}"
+    assert native.argmax() == reference.argmax()
+    # power: another model's logits lie far outside the tolerance
+    other = load_language_model(str(write_tiny_gguf(tmp_path / "other.gguf", seed=1)), "cpu", engine="transformers")
+    assert np.abs(first_step_logits(other, prompt) - reference).max() > 10 * LOGIT_TOLERANCE
+
+
+def test_both_engines_score_a_text_alike(on_llama_cpp, on_transformers):
+    from textveil.utility.fluency import perplexity
+
+    native, reference = (perplexity(lm, TEXTS, max_tokens=32).perplexity for lm in (on_llama_cpp, on_transformers))
+    assert native == pytest.approx(reference, rel=0.01)
+
+
+def test_the_guarantee_and_the_fingerprint_name_the_engine(on_llama_cpp, on_transformers):
+    native = Paraphrase(30.0, language_model=on_llama_cpp, max_new_tokens=4, seed=1)
+    reference = Paraphrase(30.0, language_model=on_transformers, max_new_tokens=4, seed=1)
+    statement = native.sanitize(TEXTS[0]).guarantee.statement
+    assert "llama.cpp" in statement and on_llama_cpp.content_hash in statement
+    assert "transformers" in reference.sanitize(TEXTS[0]).guarantee.statement
+    assert native.fingerprint()["engine"].startswith("llama-cpp")
+    assert native.fingerprint() != reference.fingerprint()  # cached releases of one never serve the other
+
+
+# -- a text's release does not depend on its neighbours -----------------------------------
+
+
+def _logits_of_text(lm, prompts, target, order, batch_size):
+    """The logits of every step of ``target``'s reply when ``prompts`` are decoded in ``order``
+    with ``batch_size`` slots, each row drawing a fixed token sequence (never an end token)."""
+    steps: list[np.ndarray] = []
+    index = order.index(target)
+
+    def fixed(logits, rows):
+        for k, row in enumerate(rows):
+            if row == index:
+                steps.append(logits[k].copy())
+        return np.full(len(rows), 300 % lm.vocabulary_size)
+
+    from textveil.models.lm_decoding import decode
+
+    decode(lm, [prompts[i] for i in order], 0, 6, fixed, batch_size=batch_size)
+    return steps
+
+
+def test_a_texts_logits_are_bit_for_bit_the_same_whatever_its_neighbours(on_llama_cpp):
+    lm = on_llama_cpp
+    prompts = [lm.chat_prompt("You rewrite texts.", text) for text in TEXTS]
+    alone = _logits_of_text(lm, prompts, 3, [3], batch_size=1)
+    assert len(alone) == 6
+    for order, batch in (([0, 1, 2, 3, 4, 5, 6, 7], 8), ([7, 3, 5], 2), ([5, 6, 3, 1, 0], 4), ([3, 2], 16)):
+        beside = _logits_of_text(lm, prompts, 3, order, batch_size=batch)
+        assert all(np.array_equal(a, b) for a, b in zip(alone, beside)), (order, batch)
+
+
+def test_a_release_is_the_same_alone_among_others_and_with_one_thread(tiny_gguf, on_llama_cpp, monkeypatch):
+    mechanism = Paraphrase(25.0, language_model=on_llama_cpp, max_new_tokens=12, seed=5)
+    seeds = list(range(20, 28))
+    together = [r.text for r in mechanism.sanitize_records(TEXTS, seeds)]
+    alone = [mechanism.with_params(seed=s).sanitize(t).text for t, s in zip(TEXTS, seeds)]
+    assert together == alone and len(set(together)) > 4
+    shuffled = [r.text for r in mechanism.with_params().sanitize_records(TEXTS[::-1], seeds[::-1])]
+    assert shuffled[::-1] == together
+    from textveil.models.engines.llama_cpp_engine import LlamaCppEngine
+    from textveil.models.language_model import LanguageModel
+
+    one_thread = LlamaCppEngine(on_llama_cpp.engine.weights, on_llama_cpp.engine.weights_type, threads=1)
+    lm = LanguageModel(one_thread, on_llama_cpp.tokenizer, on_llama_cpp.name, on_llama_cpp.content_hash)
+    again = Paraphrase(25.0, language_model=lm, max_new_tokens=12, seed=5).sanitize_records(TEXTS, seeds)
+    assert [r.text for r in again] == together
+
+
+# -- the queue: concurrent callers share batches, a failure stays with its caller ------------
+
+
+class _CountingEngine:
+    """An engine that records how many rows each step decodes (every row draws one token, then ends)."""
+
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.steps: list[int] = []
+
+    def run(self, queue: DecodeQueue) -> None:
+        while True:
+            rows = queue.take_waiting()
+            if not rows:
+                return
+            self.steps.append(len(rows))
+            for job in {job for job, _ in rows}:
+                mine = [row for j, row in rows if j is job]
+                tokens = job.draw(np.zeros((len(mine), 4), dtype=np.float32), np.array(mine))
+                for row, token in zip(mine, tokens if tokens is not None else []):
+                    job.finish_row(row, [int(token)], False)
+
+
+def _job(count: int, choose=None, progress=None) -> DecodeJob:
+    return DecodeJob([[1, 2]] * count, 1, 1, choose or (lambda logits, rows: np.full(len(rows), 3)), frozenset({0}),
+                     progress=progress)
+
+
+def test_jobs_sent_together_are_decoded_in_one_batch():
+    engine = _CountingEngine()
+    queue = DecodeQueue(engine, join_window=0.2)
+    results = {}
+    threads = [threading.Thread(target=lambda i=i: results.setdefault(i, queue.decode(_job(2)))) for i in range(5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert len(results) == 5 and all(r == [([3], False)] * 2 for r in results.values())
+    assert engine.steps[0] == 10  # every caller's rows in the first batch
+
+
+def test_a_failing_job_fails_alone():
+    engine = _CountingEngine()
+    queue = DecodeQueue(engine, join_window=0.2)
+
+    def broken(logits, rows):
+        raise RuntimeError("this caller's draw broke")
+
+    outcome = {}
+
+    def send(name, job):
+        try:
+            outcome[name] = queue.decode(job)
+        except RuntimeError as error:
+            outcome[name] = error
+
+    threads = [threading.Thread(target=send, args=("good", _job(3))), threading.Thread(target=send,
+               args=("bad", _job(2, broken)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert outcome["good"] == [([3], False)] * 3
+    assert isinstance(outcome["bad"], RuntimeError) and "broke" in str(outcome["bad"])
+    assert queue.decode(_job(1)) == [([3], False)]  # the worker goes on
+
+
+def test_a_caller_that_gives_up_in_progress_stops_its_job(on_llama_cpp):
+    class GaveUp(Exception):
+        pass
+
+    def give_up(_done):
+        raise GaveUp()
+
+    mechanism = Paraphrase(25.0, language_model=on_llama_cpp, max_new_tokens=8, seed=5)
+    with pytest.raises(GaveUp):
+        mechanism.sanitize_many(TEXTS, progress=give_up)
+    assert len(mechanism.sanitize_many(TEXTS[:2])) == 2  # the engine serves the next caller
+
+
+def test_concurrent_releases_equal_their_releases_alone(on_llama_cpp):
+    mechanism = Paraphrase(25.0, language_model=on_llama_cpp, max_new_tokens=10, seed=9)
+    alone = [mechanism.with_params(seed=i).sanitize(text).text for i, text in enumerate(TEXTS)]
+    out: dict[int, str] = {}
+    threads = [threading.Thread(target=lambda i=i, t=t: out.setdefault(i, mechanism.with_params(seed=i).sanitize(t).text))
+               for i, t in enumerate(TEXTS)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert time.perf_counter() - started < 60
+    assert [out[i] for i in range(len(TEXTS))] == alone
+
+
+# -- choosing an engine ------------------------------------------------------------------
+
+
+def test_auto_takes_llama_cpp_for_a_gguf_on_the_cpu_and_transformers_otherwise(tiny_gguf, tiny_lm_folder):
+    assert resolve_engine("auto", tiny_lm_folder, "cpu") == "transformers"
+    assert resolve_engine("auto", tiny_gguf, "cuda") == "transformers"
+    assert resolve_engine("transformers", tiny_gguf, "cpu") == "transformers"
+    expected = "llama-cpp" if llama_cpp_unavailable() is None else "transformers"
+    assert resolve_engine("auto", tiny_gguf, "cpu") == expected
+
+
+def test_an_engine_that_cannot_run_the_model_is_a_one_line_error(tiny_gguf, tiny_lm_folder):
+    with pytest.raises(InputError, match="reads GGUF files.*engine=transformers"):
+        resolve_engine("llama-cpp", tiny_lm_folder, "cpu")
+    with pytest.raises(InputError, match="runs on the CPU here"):
+        resolve_engine("llama-cpp", tiny_gguf, "cuda")
+    with pytest.raises(InvalidParameterError, match="unknown --engine 'vllm'; use one of"):
+        Paraphrase(30.0, engine="vllm")
+    with pytest.raises(InvalidParameterError, match="runs on transformers"):
+        Paraphrase(30.0, engine="llama-cpp", language_model=load_language_model(str(tiny_lm_folder), "cpu"))
+
+
+def test_a_missing_llama_cpp_falls_back_to_transformers_with_one_line(tiny_gguf, monkeypatch, caplog):
+    from textveil.models.engines import choice, native
+
+    monkeypatch.setattr(native, "installed_version", lambda: None)
+    monkeypatch.setattr(choice, "_TOLD", set())
+    with caplog.at_level("WARNING", logger="textveil.models"):
+        assert resolve_engine("auto", tiny_gguf, "cpu") == "transformers"
+        assert resolve_engine("auto", tiny_gguf, "cpu") == "transformers"
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and "not installed" in lines[0] and "make demo" in lines[0]
+    with pytest.raises(InputError, match="not installed: make demo builds it"):
+        resolve_engine("llama-cpp", tiny_gguf, "cpu")
+
+
+def test_a_crashing_native_library_is_caught_by_the_subprocess_check(monkeypatch, tmp_path):
+    """The check runs llama.cpp in a child process: one killed by a signal (an instruction the CPU
+    refuses) makes llama.cpp unavailable with the signal's name and the fix, and the verdict is kept."""
+    import subprocess
+
+    from textveil.models.engines import native
+
+    monkeypatch.setenv("TEXTVEIL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(native, "_VERDICT", {})
+    monkeypatch.setattr(native, "installed_version", lambda: "0.0-test")
+    monkeypatch.setattr(native, "_library_key", lambda: "a-library-that-crashes")
+    calls = []
+
+    def killed(*args, **kwargs):
+        calls.append(args)
+        return subprocess.CompletedProcess(args, -4, "", "")  # SIGILL
+
+    monkeypatch.setattr(native.subprocess, "run", killed)
+    reason = native.llama_cpp_unavailable()
+    assert "SIGILL" in reason and "make demo" in reason
+    monkeypatch.setattr(native, "_VERDICT", {})
+    assert native.llama_cpp_unavailable() == reason and len(calls) == 1  # remembered in the cache folder
+
+
+def test_the_build_never_asks_for_amx_or_native_code():
+    args = cmake_args({"avx", "avx2", "fma", "f16c", "bmi2", "avx512f", "avx512cd", "avx512vl", "avx512dq", "avx512bw",
+                       "avx512_bf16", "amx_tile", "amx_bf16", "amx_int8"})
+    assert "-DGGML_NATIVE=OFF" in args and "AMX" not in args and "-DGGML_AVX512_BF16=ON" in args
+    assert "-DGGML_AVX512=OFF" not in args and "-DGGML_AVX512=ON" in args
+    assert "-DGGML_AVX512=ON" not in cmake_args({"avx", "avx2", "fma", "f16c"})
+    assert candidate_weights({"avx2"}) == ["file", "f16"] and "bf16" in candidate_weights({"amx_bf16"})
+
+
+# -- the restyle baseline runs on either engine --------------------------------------------
+
+
+def test_restyle_runs_on_the_native_engine(on_llama_cpp):
+    releases = Restyle(temperature=1.0, language_model=on_llama_cpp, max_new_tokens=6, seed=2).sanitize_many(TEXTS)
+    assert len(releases) == len(TEXTS) and any(r.text for r in releases)
+    assert all(r.guarantee.kind == "none" and "llama.cpp" in r.guarantee.statement for r in releases)

@@ -1,0 +1,25 @@
+"""The engines that run a language model, behind one small face: prompt batches in, logits rows
+out, continuous batching inside. ``paraphrase``, ``restyle`` and the fluency measure never know
+which engine runs; the mechanism's code (prompt, score, exponential mechanism, Guarantee) only
+receives logits rows and draws the tokens itself.
+
+An engine has:
+
+- ``name`` (``llama-cpp`` or ``transformers``) and ``description`` (what a Guarantee names);
+- ``device``, ``vocabulary_size``, ``context_length``;
+- ``run(queue)``: decode the rows of every job in a
+  :class:`~textveil.models.engines.batching.DecodeQueue` (one per engine, shared by every thread
+  of the process: concurrent callers share batches), each step's logits handed to the job that
+  owns the row;
+- ``token_log_likelihoods(sequences)``: log p(token | the tokens before it), for fluency.
+
+Modules: :mod:`~textveil.models.engines.batching` (jobs, the queue and its worker),
+:mod:`~textveil.models.engines.llama_cpp_engine` (llama.cpp, continuous batching, a text's logits
+independent of its neighbours), :mod:`~textveil.models.engines.transformers_engine` (PyTorch),
+:mod:`~textveil.models.engines.native` (building, checking and calibrating llama.cpp on this
+machine), :mod:`~textveil.models.engines.choice` (``auto``).
+"""
+
+from textveil.models.engines.choice import ENGINES, check_engine, resolve_engine
+
+__all__ = ["ENGINES", "check_engine", "resolve_engine"]

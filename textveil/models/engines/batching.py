@@ -1,0 +1,267 @@
+"""Decode jobs from any number of threads, decoded together: one queue and one worker per loaded
+model, so that requests for the same model that arrive together share the engine's batches.
+
+A caller (``paraphrase`` in a CLI run, or each request of the service in its own thread) hands a
+:class:`DecodeJob` to the model's :class:`DecodeQueue` and waits. The queue's worker thread runs
+the engine, which takes rows (one prompt each) from every job in the queue as it has room for
+them: the native engine puts each into a free slot at once (continuous batching), transformers
+at the next batch. Each step's logits go back to the job that owns the row, through that job's
+own ``choose`` (the mechanism's draw, with the text's own random stream), so the mechanism never
+knows which rows share its batch, and its privacy logic stays in the mechanism.
+
+When the worker is idle, the first job waits ``join_window`` seconds (20 ms) before decoding
+starts, so that jobs sent together start together; a job arriving while decoding runs joins at
+the next step.
+
+A job fails alone: its ``choose`` or ``progress`` raising (a request that timed out) drops its
+rows and hands the exception to its caller; the other jobs go on.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+Chooser = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""``choose(logits, rows)``: ``logits`` is (k, V) float32 for the job's prompts ``rows`` (indices into
+the job's prompts); returns one token id per row."""
+
+JOIN_WINDOW_S = 0.02
+"""How long an idle worker waits for more jobs before it starts decoding the first one."""
+IDLE_EXIT_S = 5.0
+"""A worker with no job for this long ends (the next job starts another): an engine no one uses
+is not held alive by its thread."""
+
+
+@dataclass(eq=False)
+class DecodeJob:
+    """One caller's prompts and how to draw their tokens: up to ``max_new_tokens`` tokens after
+    each prompt, every prompt starting with the same ``prefix_length`` tokens (a public
+    template's opening, computed once where the engine allows it). ``results[i]`` is, once done,
+    prompt i's drawn tokens before the end token and whether an end token was drawn."""
+
+    prompts: Sequence[Sequence[int]]
+    prefix_length: int
+    max_new_tokens: int
+    choose: Chooser
+    end_token_ids: frozenset[int]
+    batch_size: int = 16
+    progress: Callable[[int], None] | None = None
+    results: list[tuple[list[int], bool]] = field(default_factory=list)
+    error: BaseException | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+    _handed_out: int = 0
+    _unfinished: int = 0
+
+    def __post_init__(self) -> None:
+        self.results = [([], False) for _ in self.prompts]
+        self._unfinished = len(self.prompts)
+        if not self.prompts:
+            self.done.set()
+
+    @property
+    def opening(self) -> tuple[int, ...]:
+        """The tokens every prompt of the job starts with."""
+        return tuple(self.prompts[0][: self.prefix_length]) if self.prompts else ()
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+    def has_rows_left(self) -> bool:
+        """Whether some prompt has not been handed to the engine yet (and the job goes on)."""
+        return not self.failed and self._handed_out < len(self.prompts)
+
+    def peek_row(self) -> int:
+        """The next prompt to hand out (call :meth:`has_rows_left` first)."""
+        return self._handed_out
+
+    def take_row(self) -> int:
+        """Hand the next prompt to the engine: its index."""
+        row = self._handed_out
+        self._handed_out += 1
+        return row
+
+    def draw(self, logits: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
+        """The job's tokens for ``rows`` from their logits, or None once the job has failed (its
+        ``choose`` raised: the exception is kept for the caller)."""
+        if self.failed:
+            return None
+        try:
+            return np.asarray(self.choose(logits, rows), dtype=np.int64)
+        except BaseException as error:  # noqa: BLE001 - handed to the job's own caller
+            self.fail(error)
+            return None
+
+    def finish_row(self, row: int, tokens: list[int], ended: bool) -> None:
+        """Prompt ``row`` is written: its tokens and whether it ended with an end token."""
+        if self.failed:
+            return
+        self.results[row] = (tokens, ended)
+        self._unfinished -= 1
+        if self.progress is not None:
+            try:
+                self.progress(1)
+            except BaseException as error:  # noqa: BLE001 - a request given up on: handed back
+                self.fail(error)
+                return
+        if self._unfinished == 0:
+            self.done.set()
+
+    def fail(self, error: BaseException) -> None:
+        """End the job with ``error`` (raised in its caller); its other rows are dropped."""
+        if self.error is None:
+            self.error = error
+        self.done.set()
+
+
+class Engine(Protocol):
+    """What the queue's worker runs: :meth:`run` decodes rows taken from the queue until none is
+    left and none is in flight."""
+
+    def run(self, queue: DecodeQueue) -> None: ...  # pragma: no cover - a protocol
+
+
+class DecodeQueue:
+    """The jobs of one loaded model and the worker thread that decodes them (started on first use,
+    again in a forked child)."""
+
+    def __init__(self, engine: Engine, join_window: float = JOIN_WINDOW_S) -> None:
+        self.engine = engine
+        self.join_window = join_window
+        self._jobs: deque[DecodeJob] = deque()
+        self._condition = threading.Condition()
+        self._worker: threading.Thread | None = None
+        self._worker_pid = 0
+
+    # -- the callers' side -------------------------------------------------------------------
+
+    def decode(self, job: DecodeJob) -> list[tuple[list[int], bool]]:
+        """Queue ``job``, wait until it is decoded and return its results; an exception its
+        ``choose`` or ``progress`` raised, or an engine error, is raised here."""
+        if job.done.is_set():
+            return job.results
+        with self._condition:
+            self._start_worker()
+            self._jobs.append(job)
+            self._condition.notify_all()
+        try:
+            while not job.done.wait(0.1):  # a short wait: Ctrl-C reaches the caller at once
+                pass
+        except BaseException as error:
+            job.fail(error)  # the worker drops its rows at the next step
+            raise
+        if job.error is not None:
+            raise job.error
+        return job.results
+
+    # -- the engine's side -------------------------------------------------------------------
+
+    def next_row(self, fits: Callable[[DecodeJob, int], bool] | None = None) -> tuple[DecodeJob, int] | None:
+        """The oldest job's next prompt, taken (first come, first served), or None when none is
+        waiting; with ``fits``, only a row for which ``fits(job, row)`` holds (the others wait)."""
+        with self._condition:
+            self._drop_finished()
+            for job in self._jobs:
+                if job.has_rows_left() and (fits is None or fits(job, job.peek_row())):
+                    return job, job.take_row()
+                if job.has_rows_left():
+                    return None  # the oldest waiting row comes first: nothing overtakes it
+            return None
+
+    def take_waiting(self) -> list[tuple[DecodeJob, int]]:
+        """Take every prompt not yet handed out, oldest job first."""
+        with self._condition:
+            self._drop_finished()
+            return [(job, job.take_row()) for job in self._jobs for _ in range(len(job.prompts) - job.peek_row())
+                    if job.has_rows_left()]
+
+    def waiting_rows(self) -> list[tuple[DecodeJob, int]]:
+        """Every prompt not yet handed out, oldest job first, without taking them."""
+        with self._condition:
+            self._drop_finished()
+            return [(job, row) for job in self._jobs if job.has_rows_left()
+                    for row in range(job.peek_row(), len(job.prompts))]
+
+    def has_waiting_rows(self) -> bool:
+        with self._condition:
+            return any(job.has_rows_left() for job in self._jobs)
+
+    def batch_size(self) -> int:
+        """The largest batch any queued job asked for (the rows decoded at once)."""
+        with self._condition:
+            return max((job.batch_size for job in self._jobs if not job.failed), default=1)
+
+    def _drop_finished(self) -> None:
+        while self._jobs and self._jobs[0].done.is_set() and not self._jobs[0].has_rows_left():
+            self._jobs.popleft()
+        for job in [job for job in self._jobs if job.failed]:
+            self._jobs.remove(job)
+
+    def _start_worker(self) -> None:
+        # called under the lock; a worker that is ending has already cleared _worker under it
+        if self._worker is not None and self._worker.is_alive() and self._worker_pid == os.getpid():
+            return
+        self._worker_pid = os.getpid()
+        self._worker = threading.Thread(target=self._work, name="textveil-decode", daemon=True)
+        self._worker.start()
+
+    def _work(self) -> None:
+        while True:
+            with self._condition:
+                idle_since = time.monotonic()
+                while not any(job.has_rows_left() for job in self._jobs):
+                    self._drop_finished()
+                    if time.monotonic() - idle_since > IDLE_EXIT_S:
+                        self._worker = None  # under the lock: the next decode starts a new worker
+                        return
+                    self._condition.wait(IDLE_EXIT_S)
+            time.sleep(self.join_window)  # jobs sent together start together
+            try:
+                self.engine.run(self)
+            except BaseException as error:  # noqa: BLE001 - every job in flight gets it; the worker goes on
+                with self._condition:
+                    for job in self._jobs:
+                        job.fail(error)
+                    self._jobs.clear()
+                reset = getattr(self.engine, "reset", None)
+                if reset is not None:
+                    reset()
+
+
+def check_prompts(prompts: Sequence[Sequence[int]], prefix_length: int) -> None:
+    """Every prompt must start with the same ``prefix_length`` tokens and hold tokens after them."""
+    if not prompts:
+        return
+    prefix = tuple(prompts[0][:prefix_length])
+    if any(tuple(p[:prefix_length]) != prefix or len(p) <= prefix_length for p in prompts):
+        raise ValueError("every prompt must start with the same opening and hold tokens after it")
+
+
+def new_job(model: Any, prompts: Sequence[Sequence[int]], prefix_length: int, max_new_tokens: int,
+            choose: Chooser, batch_size: int, progress: Callable[[int], None] | None) -> DecodeJob:
+    """A job for ``model`` (a :class:`~textveil.models.language_model.LanguageModel`): its end tokens
+    end a reply."""
+    check_prompts(prompts, prefix_length)
+    return DecodeJob([list(p) for p in prompts], prefix_length, max_new_tokens, choose, frozenset(model.end_token_ids),
+                     batch_size=batch_size, progress=progress)
+
+
+_QUEUES_LOCK = threading.Lock()
+
+
+def queue_for(engine: Any) -> DecodeQueue:
+    """The one queue of ``engine`` (made on first use): every caller of the process shares it."""
+    with _QUEUES_LOCK:
+        queue = getattr(engine, "_decode_queue", None)
+        if queue is None:
+            queue = DecodeQueue(engine)
+            engine._decode_queue = queue
+        return queue
