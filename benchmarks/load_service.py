@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import json
-import os
 import platform
 import random
 import signal
@@ -120,6 +119,42 @@ def cap_for(requests: int) -> float:
     return int(0.9 * per_subject) * EPSILON
 
 
+def post_until_answered(client, port: int, body: dict, spend: float, books: Books):
+    """Send ``body`` to ``/v1/sanitize`` until the server answers (retried with its request_id
+    while the server is down or busy), and keep the books: accepted with ``spend``, refused at
+    the cap, or an error. The accepted response, or None."""
+    import httpx
+
+    for _ in range(200):
+        started = time.perf_counter()
+        try:
+            response = client.post(f"http://127.0.0.1:{port}/v1/sanitize", json=body)
+        except httpx.HTTPError:
+            with books.lock:
+                books.retries += 1
+            time.sleep(0.25)  # the server is down (killed): retry the same request
+            continue
+        elapsed = time.perf_counter() - started
+        with books.lock:
+            if response.status_code == 200:
+                books.accepted[body["request_id"]] = spend
+                books.latencies.append(elapsed)
+                return response
+            if response.status_code in (402, 403, 409) and "cap" in response.text:
+                books.refused.add(body["request_id"])
+                books.latencies.append(elapsed)
+                return None
+            if response.status_code == 503:
+                books.retries += 1
+            else:
+                books.errors += 1
+                return None
+        time.sleep(0.05)
+    with books.lock:
+        books.errors += 1
+    return None
+
+
 def run_clients(ports: list[int], texts: list[str], clients: int, books: Books,
                 on_progress=None) -> float:
     """Every text sent once (retried with its request_id until the server answers); seconds."""
@@ -130,37 +165,11 @@ def run_clients(ports: list[int], texts: list[str], clients: int, books: Books,
     client = httpx.Client(timeout=60, limits=httpx.Limits(max_connections=clients * len(ports)))
 
     def one(index: int) -> None:
-        port = ports[index % len(ports)]
         body = {"texts": [texts[index]], "mechanism": "emp", "parameters": {"epsilon": EPSILON},
                 "subject": f"s{index % subjects_for(len(texts))}", "request_id": f"req-{index}"}
-        for _ in range(200):
-            started = time.perf_counter()
-            try:
-                response = client.post(f"http://127.0.0.1:{port}/v1/sanitize", json=body)
-            except httpx.HTTPError:
-                with books.lock:
-                    books.retries += 1
-                time.sleep(0.25)  # the server is down (killed): retry the same request
-                continue
-            elapsed = time.perf_counter() - started
-            with books.lock:
-                if response.status_code == 200:
-                    books.accepted[body["request_id"]] = EPSILON
-                    books.latencies.append(elapsed)
-                elif response.status_code in (402, 403, 409) and "cap" in response.text:
-                    books.refused.add(body["request_id"])
-                    books.latencies.append(elapsed)
-                elif response.status_code == 503:
-                    books.retries += 1
-                    time.sleep(0.05)
-                    continue
-                else:
-                    books.errors += 1
-            if on_progress:
-                on_progress()
-            return
-        with books.lock:
-            books.errors += 1
+        post_until_answered(client, ports[index % len(ports)], body, EPSILON, books)
+        if on_progress:
+            on_progress()
 
     started = time.perf_counter()
     with client, concurrent.futures.ThreadPoolExecutor(clients) as pool:
@@ -246,32 +255,10 @@ def run_paraphrase_clients(port: int, texts: list[str], clients: int, books: Boo
         body = {"texts": [texts[index]], "mechanism": "paraphrase",
                 "parameters": {"epsilon": LM_EPSILON, "max_new_tokens": LM_TOKENS},
                 "subject": f"s{index % 4}", "request_id": f"lm-{offset + index}"}
-        for _ in range(200):
-            started = time.perf_counter()
-            try:
-                response = client.post(f"http://127.0.0.1:{port}/v1/sanitize", json=body)
-            except httpx.HTTPError:
-                with books.lock:
-                    books.retries += 1
-                time.sleep(0.25)
-                continue
-            elapsed = time.perf_counter() - started
+        response = post_until_answered(client, port, body, spend, books)
+        if response is not None:
             with books.lock:
-                if response.status_code == 200:
-                    books.accepted[body["request_id"]] = spend
-                    books.latencies.append(elapsed)
-                    tokens[0] += sum(drawn_tokens(r) for r in response.json()["releases"])
-                elif response.status_code in (402, 403, 409) and "cap" in response.text:
-                    books.refused.add(body["request_id"])
-                elif response.status_code == 503:
-                    books.retries += 1
-                    time.sleep(0.05)
-                    continue
-                else:
-                    books.errors += 1
-            return
-        with books.lock:
-            books.errors += 1
+                tokens[0] += sum(drawn_tokens(r) for r in response.json()["releases"])
 
     started = time.perf_counter()
     with client, concurrent.futures.ThreadPoolExecutor(clients) as pool:

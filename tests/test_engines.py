@@ -241,8 +241,10 @@ def test_concurrent_releases_equal_their_releases_alone(on_llama_cpp):
     mechanism = Paraphrase(25.0, language_model=on_llama_cpp, max_new_tokens=10, seed=9)
     alone = [mechanism.with_params(seed=i).sanitize(text).text for i, text in enumerate(TEXTS)]
     out: dict[int, str] = {}
-    threads = [threading.Thread(target=lambda i=i, t=t: out.setdefault(i, mechanism.with_params(seed=i).sanitize(t).text))
-               for i, t in enumerate(TEXTS)]
+    def release(index: int, text: str) -> None:
+        out[index] = mechanism.with_params(seed=index).sanitize(text).text
+
+    threads = [threading.Thread(target=release, args=(i, t)) for i, t in enumerate(TEXTS)]
     started = time.perf_counter()
     for thread in threads:
         thread.start()
@@ -328,3 +330,103 @@ def test_restyle_runs_on_the_native_engine(on_llama_cpp):
     releases = Restyle(temperature=1.0, language_model=on_llama_cpp, max_new_tokens=6, seed=2).sanitize_many(TEXTS)
     assert len(releases) == len(TEXTS) and any(r.text for r in releases)
     assert all(r.guarantee.kind == "none" and "llama.cpp" in r.guarantee.statement for r in releases)
+
+
+# -- the mechanism on the native engine, end to end ------------------------------------------
+
+
+def test_paraphrase_on_llama_cpp_draws_from_the_exponential_mechanism_over_its_logits(on_llama_cpp):
+    """One-token releases through the public API: the drawn tokens follow the exponential
+    mechanism over the engine's own logits for the prompt (chi-square), and the exact per-token
+    log-probabilities of two inputs differ by at most epsilon; power: the law at 2 epsilon is rejected."""
+    from scipy import stats
+
+    from textveil.mechanisms.sampling import exponential_mechanism_log_probabilities
+
+    epsilon, count = 3.0, 6_000
+    mechanism = Paraphrase(epsilon, language_model=on_llama_cpp, max_new_tokens=1, width=10.0, seed=11)
+    drawn: list[int] = []
+    original = mechanism._draw
+
+    def recording(logits, candidates, rngs):
+        positions = original(logits, candidates, rngs)
+        drawn.extend(int(p) for p in positions)
+        return positions
+
+    mechanism._draw = recording
+    mechanism.sanitize_many([TEXTS[0]] * count)
+    candidates = mechanism._candidates()
+
+    def law(text: str, at: float) -> np.ndarray:
+        logits = first_step_logits(on_llama_cpp, mechanism.prompt_ids(text))
+        return np.exp(exponential_mechanism_log_probabilities(mechanism.scores(logits[None, candidates]), at,
+                                                              mechanism.sensitivity)[0])
+
+    def fit(expected: np.ndarray) -> float:
+        observed = np.bincount(drawn, minlength=expected.size)
+        keep = expected * count >= 5  # rare tokens pooled into one cell, where there are any
+        cells, means = observed[keep], expected[keep] * count
+        if (~keep).any():
+            cells, means = np.append(cells, observed[~keep].sum()), np.append(means, expected[~keep].sum() * count)
+        return stats.chisquare(cells, means * cells.sum() / means.sum()).pvalue
+
+    assert len(drawn) == count
+    assert fit(law(TEXTS[0], epsilon)) > 1e-3
+    assert fit(law(TEXTS[0], 2 * epsilon)) < 1e-3
+    gap = np.abs(np.log(law(TEXTS[0], epsilon)) - np.log(law(TEXTS[1], epsilon))).max()
+    assert gap <= epsilon + 1e-9
+
+
+def test_a_release_job_on_llama_cpp_is_the_same_whatever_the_shards(tiny_gguf, on_llama_cpp, tmp_path):
+    """``textveil release`` with the tiny GGUF on llama.cpp: shards of 1, 3 or all 8 records, the
+    same bytes, and the library's sanitize_records."""
+    from tests.test_release import SEED, concatenated, released_records, write_lm_posts
+    from textveil.release.job import ReleaseJob, run_release
+    from textveil.release.seeds import record_seeds
+    from textveil.release.shards import MechanismSpec
+
+    write_lm_posts(tmp_path / "posts.jsonl")
+    spec = MechanismSpec("paraphrase", {"epsilon": 20.0, "max_new_tokens": 6, "model": str(tiny_gguf),
+                                        "engine": "llama-cpp"}, entities={"operator": "off"})
+    outputs = []
+    for size in (1, 3, 8):
+        run_release(ReleaseJob([str(tmp_path / "posts.jsonl")], tmp_path / f"out{size}", spec, shard_size=size,
+                               seed=SEED))
+        outputs.append(concatenated(tmp_path / f"out{size}"))
+    assert outputs[0] == outputs[1] == outputs[2]
+    texts = [record["text"] for record in _read_jsonl(tmp_path / "posts.jsonl")]
+    library = Paraphrase(20.0, max_new_tokens=6, language_model=on_llama_cpp).sanitize_records(
+        texts, record_seeds(SEED, 0, len(texts)))
+    assert [r["text"] for r in released_records(tmp_path / "out3")] == [r.text for r in library]
+
+
+def _read_jsonl(path):
+    import json
+
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_a_reply_longer_than_the_context_is_refused_in_one_line(on_llama_cpp):
+    too_long = Paraphrase(30.0, language_model=on_llama_cpp, max_new_tokens=on_llama_cpp.context_length)
+    with pytest.raises(InvalidParameterError, match="passes the language model's context of 1024 tokens"):
+        too_long.sanitize(TEXTS[0])
+
+
+@pytest.mark.slow
+def test_the_bundled_model_releases_a_text_alike_alone_and_beside_long_neighbours():
+    """The same on the real model (30 layers, bfloat16 or float16 weights where the calibration
+    chose them, flash attention): long prompts (the sample read whole, about 250 tokens) and short
+    ones, replies of up to 120 tokens, decoded together, in another order with other slots, and alone."""
+    from tests.conftest import REPO_ROOT, skip_without_bundled_language_model
+
+    skip_without_bundled_language_model()
+    need_llama_cpp()
+    sample = (REPO_ROOT / "examples" / "sample.txt").read_text(encoding="utf-8")
+    texts = [sample, TEXTS[0], sample[::-1].swapcase(), TEXTS[3]]
+    mechanism = Paraphrase(30.0, max_new_tokens=120, seed=3, engine="llama-cpp")
+    seeds = [31, 32, 33, 34]
+    together = [r.text for r in mechanism.sanitize_records(texts, seeds)]
+    reordered = Paraphrase(30.0, max_new_tokens=120, seed=3, engine="llama-cpp", batch_size=3)
+    backwards = [r.text for r in reordered.sanitize_records(texts[::-1], seeds[::-1])][::-1]
+    alone = [mechanism.with_params(seed=s).sanitize(t).text for t, s in zip(texts, seeds)]
+    assert together == alone == backwards

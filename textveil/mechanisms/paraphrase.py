@@ -164,7 +164,7 @@ class LanguageModelRewriter(Mechanism):
         """The template holding ``text``, cut to its first ``max_input_tokens`` model tokens."""
         lm = self._lm()
         kept = lm.decode(lm.encode(text)[: self.max_input_tokens])
-        return lm.chat_prompt(SYSTEM_PROMPT, f"{INSTRUCTION}\n\n{kept}")
+        return template_prompt(lm, kept)
 
     def release_view(self, text: str) -> ReleaseView:
         """``text`` as the Guarantee sees it: what the model reads (the template holding the input cut
@@ -217,12 +217,17 @@ class LanguageModelRewriter(Mechanism):
             lm = self._lm()
             candidates = self._candidates()
             prompts = [self.prompt_ids(texts[i]) for i in todo]
+            longest = max(len(p) for p in prompts)
+            if longest + self.max_new_tokens > lm.context_length:
+                raise InvalidParameterError(
+                    f"max_new_tokens = {self.max_new_tokens} after a prompt of {longest} tokens passes the language "
+                    f"model's context of {lm.context_length} tokens: give a smaller max_new_tokens or max_input_tokens")
             own = [rngs[i] for i in todo]
 
             def choose(logits: np.ndarray, rows: np.ndarray) -> np.ndarray:
                 return candidates[self._draw(logits, candidates, [own[r] for r in rows])]
 
-            done = decode(lm, prompts, _shared_opening(prompts), self.max_new_tokens, choose,
+            done = decode(lm, prompts, len(template_opening(lm)), self.max_new_tokens, choose,
                           batch_size=self.batch_size, progress=progress)
             replies = dict(zip(todo, done))
         if progress is not None and len(todo) < len(texts):
@@ -249,16 +254,34 @@ class LanguageModelRewriter(Mechanism):
                 "is not read)", "an empty input is released empty")
 
 
-def _shared_opening(prompts: list[list[int]]) -> int:
-    """How many leading tokens every prompt shares (the template's opening), less one: the
-    last shared token is read with each input so that every row has a token of its own."""
-    first = prompts[0]
-    shared = min(len(p) for p in prompts)
-    for prompt in prompts[1:]:
-        limit = min(shared, len(prompt))
-        same = np.flatnonzero(np.asarray(first[:limit]) != np.asarray(prompt[:limit]))
-        shared = int(same[0]) if same.size else limit
-    return max(0, shared - 1)
+INPUT_MARK = "\ue000"
+"""A private-use character standing for the input where the template is split in two."""
+
+
+def _template_parts(language_model: Any) -> tuple[list[int], str]:
+    """The template split where the input starts: the opening as token ids, the rest as text
+    (computed once per model)."""
+    cached = getattr(language_model, "_template_parts", None)
+    if cached is None:
+        head, tail = language_model.chat_text(SYSTEM_PROMPT, f"{INSTRUCTION}\n\n{INPUT_MARK}").split(INPUT_MARK, 1)
+        cached = (list(language_model.encode(head)), tail)
+        language_model._template_parts = cached
+    return cached
+
+
+def template_opening(language_model: Any) -> list[int]:
+    """The template's opening as token ids: the system prompt and the instruction, up to where the
+    input starts. It is tokenized on its own, so every prompt starts with exactly these tokens
+    whatever its input: the opening is read once, and it is a function of the public template
+    alone, never of which texts share a batch."""
+    return list(_template_parts(language_model)[0])
+
+
+def template_prompt(language_model: Any, text: str) -> list[int]:
+    """The template holding ``text``: its opening's tokens, then the input and the rest of the
+    template tokenized together."""
+    opening, tail = _template_parts(language_model)
+    return opening + list(language_model.encode(text + tail))
 
 
 class Paraphrase(LanguageModelRewriter):
@@ -394,8 +417,8 @@ def calibrate_width(language_model: Any, public_texts: Sequence[str], mass: floa
         steps.append(np.sort(logits, axis=1)[:, ::-1].astype(np.float64))
         return sample_exponential_mechanism_rows(logits, 2.0, [generators[r] for r in rows])
 
-    prompts = [language_model.chat_prompt(SYSTEM_PROMPT, f"{INSTRUCTION}\n\n{t}") for t in public_texts]
-    decode(language_model, prompts, _shared_opening(prompts), max_new_tokens, choose)
+    prompts = [template_prompt(language_model, t) for t in public_texts]
+    decode(language_model, prompts, len(template_opening(language_model)), max_new_tokens, choose)
     ordered = np.vstack(steps)
     gaps = ordered[:, :1] - ordered  # how far each logit lies below the step's largest
     weights = np.exp(-gaps) / np.exp(-gaps).sum(axis=1, keepdims=True)  # the model's own probabilities

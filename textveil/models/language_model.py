@@ -141,6 +141,12 @@ def dequantised_folder(gguf: Path) -> Path:
         # the GGUF reader draws its own progress bar, outside transformers' logging
         with quiet_model_loading(), contextlib.redirect_stderr(io.StringIO()):
             network = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+        # Newer transformers mark a model read from GGUF as quantized and refuse to save it; its weights
+        # are plain float32 tensors by now, so the mark is dropped and they are saved as they are.
+        if getattr(network, "hf_quantizer", None) is not None:
+            network.hf_quantizer = None
+        if getattr(network.config, "quantization_config", None) is not None:
+            del network.config.quantization_config
         network.save_pretrained(building, safe_serialization=True)
         tokenizer.save_pretrained(building)
         try:
@@ -257,18 +263,19 @@ class LanguageModel:
         """The most positions the model was trained to read."""
         return int(self.engine.context_length)
 
-    def chat_prompt(self, system: str, user: str) -> list[int]:
-        """``system`` and ``user`` as the model's chat template writes them, ready for its reply.
-
-        A tokenizer without a chat template gets a plain layout: the system text, the user text
-        and an empty line."""
+    def chat_text(self, system: str, user: str) -> str:
+        """``system`` and ``user`` as the model's chat template writes them, ready for its reply
+        (its control tokens as text). A tokenizer without a chat template gets a plain layout: the
+        system text, the user text and an empty line."""
         tokenizer = self.tokenizer
         if getattr(tokenizer, "chat_template", None):
             messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-            text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        else:
-            text = f"{system}\n\n{user}\n\n"
-        return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+            return str(tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+        return f"{system}\n\n{user}\n\n"
+
+    def chat_prompt(self, system: str, user: str) -> list[int]:
+        """:meth:`chat_text` as token ids."""
+        return self.encode(self.chat_text(system, user))
 
     def encode(self, text: str) -> list[int]:
         """``text`` as token ids, without special tokens."""

@@ -19,9 +19,11 @@ rows and hands the exception to its caller; the other jobs go on.
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -140,6 +142,8 @@ class DecodeQueue:
         self._condition = threading.Condition()
         self._worker: threading.Thread | None = None
         self._worker_pid = 0
+        self._stopping = False
+        _QUEUES.add(self)
 
     # -- the callers' side -------------------------------------------------------------------
 
@@ -213,13 +217,23 @@ class DecodeQueue:
         self._worker = threading.Thread(target=self._work, name="textveil-decode", daemon=True)
         self._worker.start()
 
+    def stop(self) -> None:
+        """End the worker once it is idle (at the interpreter's exit: native threads must not
+        outlive it) and wait for it a little."""
+        with self._condition:
+            self._stopping = True
+            self._condition.notify_all()
+            worker = self._worker
+        if worker is not None and worker is not threading.current_thread():
+            worker.join(timeout=5)
+
     def _work(self) -> None:
         while True:
             with self._condition:
                 idle_since = time.monotonic()
                 while not any(job.has_rows_left() for job in self._jobs):
                     self._drop_finished()
-                    if time.monotonic() - idle_since > IDLE_EXIT_S:
+                    if self._stopping or time.monotonic() - idle_since > IDLE_EXIT_S:
                         self._worker = None  # under the lock: the next decode starts a new worker
                         return
                     self._condition.wait(IDLE_EXIT_S)
@@ -255,6 +269,20 @@ def new_job(model: Any, prompts: Sequence[Sequence[int]], prefix_length: int, ma
 
 
 _QUEUES_LOCK = threading.Lock()
+_QUEUES: weakref.WeakSet[DecodeQueue] = weakref.WeakSet()
+
+
+@atexit.register
+def _shut_down() -> None:
+    """At the interpreter's exit: every worker ended, then every engine closed (a native engine's
+    threads and contexts freed while Python still runs)."""
+    queues = list(_QUEUES)
+    for queue in queues:
+        queue.stop()
+    for queue in queues:
+        close = getattr(queue.engine, "close", None)
+        if close is not None:
+            close()
 
 
 def queue_for(engine: Any) -> DecodeQueue:

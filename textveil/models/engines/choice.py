@@ -75,6 +75,5 @@ def load_llama_cpp_engine(gguf: Path, digest: str) -> Any:
     from textveil.models.engines.llama_cpp_engine import LlamaCppEngine
     from textveil.models.engines.native import chosen_weights, converted_weights, installed_version
 
-    threads = usable_cpus()
-    weights = chosen_weights(gguf, digest, threads)
-    return LlamaCppEngine(converted_weights(gguf, digest, weights), weights, threads, installed_version() or "")
+    weights = chosen_weights(gguf, digest)
+    return LlamaCppEngine(converted_weights(gguf, digest, weights), weights, usable_cpus(), installed_version() or "")

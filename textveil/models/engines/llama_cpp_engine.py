@@ -12,18 +12,23 @@ before the decode step, so the rows already writing never wait long behind a bur
 **A text's logits do not depend on its neighbours.** llama.cpp's CPU kernels differ with the shape
 of the work: a matrix product of one row takes a vector path and of several rows a tiled one
 (llamafile's sgemm), and flash attention has tiled and split paths chosen by the number of
-queries. Their results differ in the last bits, and a draw near a boundary then differs. So the
-batches are built so that every token of a text takes the same path whatever else is decoded:
+queries and streams. Their results differ in the last bits, and a draw near a boundary then
+differs. So the batches are built so that every token of a text takes the same path whatever
+else is decoded:
 
-- flash attention is off (attention is two matrix products and a softmax, row by row);
+- the template's opening is a function of the public template alone (tokenized on its own), so
+  what a row reads in its own slot is the same in any batch;
 - each slot has its own key-value stream (not a unified buffer), so a row attends over its own
   cells only, in position order;
 - a prompt is read alone in its own decode call, in chunks whose bounds depend on the prompt
   only, so its shapes are a function of the text;
 - in a decode step every row is one token of one stream; the tokens go in stream order, so that
   llama.cpp's batch splitter (which puts runs of consecutive streams into one micro-batch) forms
-  the same runs whatever their order; a run of one row would take the one-row path, so such a
-  row gets a twin: a throwaway token in the neighbouring stream, removed after the step.
+  the same runs whatever their order; a run of one row would take the one-row paths (of the
+  matrix products, of the output layer, of flash attention), so such a row gets a twin: a
+  throwaway token, with logits, in the neighbouring stream, removed after the step. Every
+  micro-batch of a step then holds two streams or more, one query each: flash attention takes its
+  one-query path, which skips the masked cells of other lengths outright.
 
 ``tests/test_engines.py`` checks it: a text's logits and release are bit for bit the same decoded
 alone, among 15 others, in another slot, with other neighbours, and with one thread or two.
@@ -52,6 +57,8 @@ CONTEXT_QUANTUM = 256
 """A slot's context is a multiple of this many positions."""
 MAX_SLOTS = 254
 """llama.cpp holds at most 256 sequences; two are the twin's spare and the opening's."""
+KV_BUDGET_BYTES = 2 << 30
+"""The most memory the decode context's key-value cache takes: fewer slots for long contexts."""
 
 _LOCK = threading.Lock()
 _INITIALISED = False
@@ -147,6 +154,11 @@ class LlamaCppEngine:
         self._vocab = llama_cpp.llama_model_get_vocab(self._model)
         self.vocabulary_size = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
         self.context_length = int(llama_cpp.llama_model_n_ctx_train(self._model))
+        heads = max(1, int(llama_cpp.llama_model_n_head(self._model)))
+        kv_heads = int(llama_cpp.llama_model_n_head_kv(self._model))
+        kv_width = int(llama_cpp.llama_model_n_embd(self._model)) * kv_heads // heads
+        # keys and values, float16, every layer: the bytes one position of one slot takes
+        self.kv_bytes_per_position = 2 * 2 * kv_width * int(llama_cpp.llama_model_n_layer(self._model))
         self._context: Any = None
         self._slots = 0
         self._slot_length = 0
@@ -181,7 +193,10 @@ class LlamaCppEngine:
         params.n_threads = self.threads
         params.n_threads_batch = self.threads
         params.kv_unified = False  # a stream per sequence: a row attends over its own cells only
-        params.flash_attn_type = 0  # off: its kernels' paths depend on the number of queries
+        # flash attention on: in a decode step each stream has one query and a micro-batch holds two
+        # streams or more, so every step takes its one-query path, which skips another text's
+        # (masked) cells outright; prompts are read alone, in shapes that depend on the prompt
+        params.flash_attn_type = 1
         params.no_perf = True
         context = llama_cpp.llama_init_from_model(self._model, params)
         if not context:
@@ -189,16 +204,17 @@ class LlamaCppEngine:
         return context
 
     def _ensure_context(self, slots: int, length: int) -> None:
-        """A decode context of ``slots`` slots of ``length`` positions (made anew only when a
-        larger one is needed, with no row in flight)."""
+        """A decode context of ``slots`` slots of ``length`` positions (made anew, for what the
+        queue needs now, only when the one in hand is too small; never with a row in flight); fewer
+        slots where their key-value cache would pass KV_BUDGET_BYTES (a row's release does not
+        depend on how many slots there are)."""
+        slots = max(1, min(slots, KV_BUDGET_BYTES // max(1, length * self.kv_bytes_per_position) - 2))
         if self._context is not None and slots <= self._slots and length <= self._slot_length:
             return
         llama_cpp = _llama()
         if self._context is not None:
             llama_cpp.llama_free(self._context)
             self._context = None
-        slots = max(slots, self._slots)
-        length = max(length, self._slot_length)
         self._context = self._new_context(slots + 2, length, max(PROMPT_CHUNK, slots + 2))
         self._slots, self._slot_length, self._opening = slots, length, None
 
@@ -216,7 +232,8 @@ class LlamaCppEngine:
 
     def _call(self, context: Any, tokens: Sequence[int], positions: Sequence[int], sequences: Sequence[int],
               wanted: Sequence[bool]) -> np.ndarray:
-        """One ``llama_decode``: the logits of the flagged tokens, in batch order (a copy)."""
+        """One ``llama_decode``: the logits of the flagged tokens, in batch order (a view of
+        llama.cpp's buffer, valid until the next call: the draw reads it before then)."""
         llama_cpp = _llama()
         self._batch.fill(tokens, positions, sequences, wanted)
         code = llama_cpp.llama_decode(context, self._batch.struct)
@@ -226,7 +243,7 @@ class LlamaCppEngine:
         if outputs == 0:
             return np.zeros((0, self.vocabulary_size), dtype=np.float32)
         pointer = llama_cpp.llama_get_logits(context)
-        return np.ctypeslib.as_array(pointer, shape=(outputs, self.vocabulary_size)).copy()
+        return np.ctypeslib.as_array(pointer, shape=(outputs, self.vocabulary_size))
 
     # -- decoding ------------------------------------------------------------------------
 
@@ -335,7 +352,7 @@ class LlamaCppEngine:
             tokens.append(tokens[0])
             positions.append(position)
             sequences.append(twin)
-            wanted.append(len(ready) == 1)  # never one output row alone either
+            wanted.append(True)  # nor one output row alone in a micro-batch (the output layer's product)
         order = np.argsort(np.asarray(sequences), kind="stable")
         logits = self._call(self._context, [tokens[i] for i in order], [positions[i] for i in order],
                             [sequences[i] for i in order], [wanted[i] for i in order])
@@ -401,7 +418,7 @@ class LlamaCppEngine:
                 for start in range(0, len(sequence), PROMPT_CHUNK):
                     part = list(sequence[start:start + PROMPT_CHUNK])
                     parts.append(self._call(self._scoring, part, range(start, start + len(part)), [0] * len(part),
-                                            [True] * len(part)))
+                                            [True] * len(part)).copy())  # the next call reuses the buffer
                 logits = np.vstack(parts)[:-1].astype(np.float64)
                 top = logits.max(axis=1, keepdims=True)
                 log_norm = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
@@ -410,15 +427,17 @@ class LlamaCppEngine:
         return scores
 
     def close(self) -> None:
-        """Free the contexts and the model (the engine is unusable after)."""
+        """Free the contexts and the model (the engine is unusable after). Waits for a run in
+        progress: a job is done as its last row is drawn, before the run has cleared that row's slot."""
         llama_cpp = _llama()
-        self.reset()
-        if self._scoring is not None:
-            llama_cpp.llama_free(self._scoring)
-            self._scoring = None
-        if self._model:
-            llama_cpp.llama_model_free(self._model)
-            self._model = None
+        with self._lock:
+            self.reset()
+            if self._scoring is not None:
+                llama_cpp.llama_free(self._scoring)
+                self._scoring = None
+            if self._model:
+                llama_cpp.llama_model_free(self._model)
+                self._model = None
 
     def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order varies
         try:

@@ -14,7 +14,7 @@
 - **Weights**: llama.cpp reads the model's own GGUF file, or a conversion of it that this CPU
   multiplies faster: float16 (every weight of a 4-bit file to within 2^-11 of itself) or bfloat16
   (where the CPU has bfloat16 dot products). A short calibration at first use times each on this
-  machine and keeps the fastest (per model, library, CPU and thread count);
+  machine and keeps the fastest (one choice per model, library and CPU, whatever the process);
   ``TEXTVEIL_LLAMA_CPP_WEIGHTS`` (``file``, ``f16``, ``bf16``) fixes it instead, for releases
   that must be byte-identical across machines. Conversions are kept in the cache folder.
 """
@@ -103,7 +103,8 @@ def cmake_args(flags: set[str] | None = None) -> str:
     options += [f"-D{option}={'ON' if needed <= flags else 'OFF'}" for option, needed in _FLAG_OPTIONS
                 if needed <= flags or option in ("GGML_AVX", "GGML_AVX2", "GGML_FMA", "GGML_F16C", "GGML_BMI2")]
     options += ["-DLLAVA_BUILD=OFF", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_TOOLS=OFF",
-                "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_SERVER=OFF", "-DLLAMA_BUILD_APP=OFF", "-DLLAMA_OPENSSL=OFF"]
+                "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_SERVER=OFF", "-DLLAMA_BUILD_APP=OFF",
+                "-DLLAMA_OPENSSL=OFF"]
     return " ".join(options)
 
 
@@ -167,14 +168,15 @@ def llama_cpp_unavailable() -> str | None:
     if key in _VERDICT:
         return _VERDICT[key]
     memo = cache_root() / "engines" / "llama-cpp-check.json"
-    known = _read_json(memo)
-    if key in known:
-        _VERDICT[key] = known[key] or None
-        return _VERDICT[key]
-    verdict = _check_in_subprocess()
-    _VERDICT[key] = verdict
-    known[key] = verdict or ""
-    _write_json(memo, known)
+    with _locked(memo):  # processes that start together run the check once
+        known = _read_json(memo)
+        if key in known:
+            _VERDICT[key] = known[key] or None
+            return _VERDICT[key]
+        verdict = _check_in_subprocess()
+        _VERDICT[key] = verdict
+        known[key] = verdict or ""
+        _write_json(memo, known)
     return verdict
 
 
@@ -256,9 +258,14 @@ def candidate_weights(flags: set[str] | None = None) -> list[str]:
     return found
 
 
-def chosen_weights(gguf: Path, digest: str, threads: int) -> str:
+def chosen_weights(gguf: Path, digest: str) -> str:
     """The weights format llama.cpp reads ``gguf`` in here: ``$TEXTVEIL_LLAMA_CPP_WEIGHTS`` when set,
-    else the fastest of :func:`candidate_weights` on this machine, timed once and remembered."""
+    else the fastest of :func:`candidate_weights` on this machine, timed once and remembered.
+
+    The choice is one per model, library and CPU, whatever the process: it is timed on every CPU
+    the process may run on (not on a Dask worker's one thread), under a lock, so that processes
+    that start together (a release's workers) wait for one timing and read the same choice; a
+    release is then the same bytes whatever the number of workers."""
     forced = os.environ.get(WEIGHTS_VARIABLE, "").strip().lower()
     if forced:
         if forced not in WEIGHTS_FORMATS:
@@ -267,17 +274,45 @@ def chosen_weights(gguf: Path, digest: str, threads: int) -> str:
             raise InputError(f"{WEIGHTS_VARIABLE}={forced!r} is not a weights format; use one of: "
                              f"{', '.join(WEIGHTS_FORMATS)}")
         return forced
-    key = _digest(digest, installed_version() or "", machine_key(), str(threads), str(_CALIBRATION_VERSION))
+    key = _digest(digest, installed_version() or "", machine_key(), str(_CALIBRATION_VERSION))
     memo = cache_root() / "engines" / "llama-cpp-weights.json"
-    known = _read_json(memo)
-    if key in known:
-        return str(known[key]["weights"])
-    timings = {weights: _time_weights(converted_weights(gguf, digest, weights), weights, threads)
-               for weights in candidate_weights()}
-    best = min(timings, key=timings.get)
-    known[key] = {"weights": best, "seconds": timings, "model": gguf.name, "cpu": cpu_model(), "threads": threads}
-    _write_json(memo, known)
+    with _locked(memo):
+        known = _read_json(memo)
+        if key in known:
+            return str(known[key]["weights"])
+        threads = max(1, len(os.sched_getaffinity(0)))
+        timings = {weights: _time_weights(converted_weights(gguf, digest, weights), weights, threads)
+                   for weights in candidate_weights()}
+        best = min(timings, key=timings.get)
+        known[key] = {"weights": best, "seconds": timings, "model": gguf.name, "cpu": cpu_model(), "threads": threads}
+        _write_json(memo, known)
     return best
+
+
+class _locked:
+    """An exclusive lock on ``path`` + ``.lock`` across processes (for a one-time piece of work
+    that several processes may start together); a cache folder that cannot be written goes unlocked."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path.with_name(path.name + ".lock")
+        self.handle: Any = None
+
+    def __enter__(self) -> None:
+        import fcntl
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.handle = self.path.open("a")
+            fcntl.flock(self.handle, fcntl.LOCK_EX)
+        except OSError:
+            self.handle = None
+
+    def __exit__(self, *exc: object) -> None:
+        if self.handle is not None:
+            import fcntl
+
+            fcntl.flock(self.handle, fcntl.LOCK_UN)
+            self.handle.close()
 
 
 def _time_weights(path: Path, weights: str, threads: int) -> float:
@@ -291,8 +326,8 @@ def _time_weights(path: Path, weights: str, threads: int) -> float:
     engine = LlamaCppEngine(path, weights, threads)
     queue = DecodeQueue(engine, join_window=0.0)
     vocabulary = engine.vocabulary_size
-    prompts = [[int(t) for t in np.random.default_rng(row).integers(vocabulary // 4, vocabulary // 2, 64 if row else 128)]
-               for row in range(16)]
+    prompts = [[int(t) for t in np.random.default_rng(row).integers(vocabulary // 4, vocabulary // 2,
+                                                                       64 if row else 128)] for row in range(16)]
 
     def first_token(logits: np.ndarray, rows: np.ndarray) -> np.ndarray:
         return np.full(len(rows), vocabulary // 3, dtype=np.int64)  # never an end token: every row runs 24 steps
@@ -324,8 +359,8 @@ def build(python: str = sys.executable) -> int:
     wheels = sorted(folder.glob("*.whl"))
     if not wheels:
         if not _compiler():  # CMake itself comes from PyPI when the machine has none
-            print("note: llama.cpp needs a C++ compiler (Debian: apt-get install build-essential, then make llama-cpp); "
-                  "textveil runs its language models on transformers (slower)")
+            print("note: llama.cpp needs a C++ compiler (Debian: apt-get install build-essential, then "
+                  "make llama-cpp); textveil runs its language models on transformers (slower)")
             return 1
         print(f"building llama.cpp ({LLAMA_CPP_PYTHON}) for this CPU, once (a few minutes); kept in {folder}",
               flush=True)
