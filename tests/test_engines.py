@@ -430,3 +430,46 @@ def test_the_bundled_model_releases_a_text_alike_alone_and_beside_long_neighbour
     backwards = [r.text for r in reordered.sanitize_records(texts[::-1], seeds[::-1])][::-1]
     alone = [mechanism.with_params(seed=s).sanitize(t).text for t, s in zip(texts, seeds)]
     assert together == alone == backwards
+
+
+def test_the_service_decodes_requests_that_arrive_together_in_one_batch(tiny_gguf, on_llama_cpp, toy_word_embeddings,
+                                                                         tmp_path, monkeypatch):
+    """Six paraphrase requests sent at once to a service offering the tiny GGUF: their texts share
+    decode steps (the engine saw rows of several requests in one step), every request is answered
+    with the release it gets alone (the same seed), and the ledger counts each once."""
+    from fastapi.testclient import TestClient
+
+    from textveil.models.engines.llama_cpp_engine import LlamaCppEngine
+    from textveil.privacy.ledger import BudgetLedger
+    from textveil.service import ServiceSettings, create_app
+
+    jobs_per_step: list[int] = []
+    original = LlamaCppEngine._decode_step
+
+    def counting(self, rows):
+        jobs_per_step.append(len({id(row.job) for row in rows.values()}))
+        return original(self, rows)
+
+    monkeypatch.setattr(LlamaCppEngine, "_decode_step", counting)
+    ledger = tmp_path / "budget.sqlite"
+    client = TestClient(create_app(ServiceSettings(embeddings=toy_word_embeddings, models=(tiny_gguf,), ledger=ledger,
+                                                   concurrency=1)))
+
+    def body(i: int) -> dict:
+        return {"texts": [TEXTS[i]], "mechanism": "paraphrase", "seed": 40 + i, "subject": f"s{i}",
+                "parameters": {"epsilon": 20, "max_new_tokens": 24, "model": tiny_gguf.name, "engine": "llama-cpp"},
+                "entities": {"operator": "off"}}
+
+    answers: dict[int, dict] = {}
+    threads = [threading.Thread(target=lambda i=i: answers.setdefault(i, client.post("/v1/sanitize", json=body(i))
+                                                                           .json())) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert all("releases" in answers[i] for i in range(6)), answers
+    assert max(jobs_per_step) >= 2  # requests in flight together were decoded in the same steps
+    alone = [Paraphrase(20.0, max_new_tokens=24, seed=40 + i, language_model=on_llama_cpp).sanitize(TEXTS[i]).text
+             for i in range(6)]
+    assert [answers[i]["releases"][0]["text"] for i in range(6)] == alone
+    assert sum(BudgetLedger(ledger).spent(f"s{i}") for i in range(6)) == 6 * 20 * 24
