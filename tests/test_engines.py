@@ -478,3 +478,19 @@ def test_the_service_decodes_requests_that_arrive_together_in_one_batch(tiny_ggu
              for i in range(6)]
     assert [answers[i]["releases"][0]["text"] for i in range(6)] == alone
     assert sum(BudgetLedger(ledger).spent(f"s{i}") for i in range(6)) == 6 * 20 * 200
+
+
+def test_the_audit_of_paraphrase_on_llama_cpp_keeps_its_claims(tiny_gguf, on_llama_cpp, capsys, monkeypatch):
+    """``textveil audit -m paraphrase --model tiny.gguf``: the real pair (a name changed) released by
+    the mechanism on llama.cpp, and the canary, both within their claims."""
+    import json
+
+    from tests.test_cli_audit import _audit
+
+    code, out, err = _audit(["-m", "paraphrase", "-e", "4", "--set", "max_new_tokens=2", "--set", "width=10",
+                             "--model", str(tiny_gguf), "--trials", "30", "--kinds", "canary,name", "--format",
+                             "json"], capsys, monkeypatch)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["passed"] is True and {p["kind"] for p in data["pairs"]} == {"canary", "name"}
+    assert all(p["passed"] is True and p["bound"] <= p["claim"] for p in data["pairs"])
