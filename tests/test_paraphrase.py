@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import stats
 
+from textveil.errors import InvalidParameterError
 from textveil.mechanisms.paraphrase import Paraphrase, Restyle, clipped_scores, relative_scores
 from textveil.mechanisms.sampling import exponential_mechanism_log_probabilities
 
@@ -283,3 +284,59 @@ def test_the_bundled_model_writes_readable_text():
     assert paraphrase.guarantee.document_epsilon == pytest.approx(40.0 * 24)
     restyled = Restyle(seed=1, max_new_tokens=16).sanitize(source)
     assert _readable(restyled.text), restyled.text
+
+
+# -- the public output vocabulary ---------------------------------------------------------
+
+
+def test_a_public_vocabulary_is_the_commonest_english_tokens_with_digits_punctuation_and_the_end(
+        tiny_language_model, tmp_path, monkeypatch):
+    from textveil.mechanisms.output_vocabulary import output_vocabulary, parse_vocabulary
+
+    monkeypatch.setenv("TEXTVEIL_CACHE_DIR", str(tmp_path))
+    lm = tiny_language_model
+    small, large, whole = (output_vocabulary(lm, v) for v in ("256", "270", "all"))
+    assert set(small.ids) <= set(large.ids) <= set(whole.ids) and whole.size == lm.vocabulary_size - 1
+    assert set(lm.end_token_ids) <= set(small.ids)
+    assert not (set(lm.special_token_ids) - set(lm.end_token_ids)) & set(whole.ids)  # no other control token
+    for mark in ("0", "7", ".", ",", "?", "\n"):  # whatever the size, digits, punctuation and breaks
+        assert set(lm.encode(mark)) <= set(small.ids), mark
+    assert 256 <= small.size < whole.size and small.digest != large.digest
+    assert "256 commonest tokens of English" in small.description and "wordfreq" in small.description
+    assert (output_vocabulary(lm, "256").ids == small.ids).all()  # read back from the cache: the same
+    assert list(tmp_path.glob("output-vocabularies/*-256-*.json"))
+    for bad in ("ten", "100", "-5", "", True):
+        with pytest.raises(InvalidParameterError, match="vocabulary must be 'all' or a whole number"):
+            parse_vocabulary(bad)
+
+
+def test_a_release_draws_only_from_its_public_vocabulary_and_says_so(tiny_language_model):
+    mechanism = Paraphrase(10.0, language_model=tiny_language_model, vocabulary="256", max_new_tokens=8, seed=2)
+    allowed = set(mechanism.output_vocabulary().ids)
+    drawn: list[int] = []
+    original = mechanism._draw
+
+    def recording(logits, candidates, rngs):
+        positions = original(logits, candidates, rngs)
+        drawn.extend(int(candidates[p]) for p in positions)
+        return positions
+
+    mechanism._draw = recording
+    releases = mechanism.sanitize_many(TEXTS * 20)
+    assert drawn and set(drawn) <= allowed and len(set(drawn)) > 20
+    guarantee = releases[0].guarantee
+    vocabulary = mechanism.output_vocabulary()
+    assert f"{vocabulary.size:,} tokens" in guarantee.statement and vocabulary.digest in guarantee.statement
+    assert mechanism.fingerprint()["output_vocabulary"] == vocabulary.digest
+    assert mechanism.fingerprint() != mechanism.with_params(vocabulary="all").fingerprint()
+    with pytest.raises(InvalidParameterError, match="vocabulary must be"):
+        Paraphrase(10.0, language_model=tiny_language_model, vocabulary="lots")
+
+
+def test_the_canary_audits_the_mechanism_over_the_toys_whole_vocabulary():
+    """A public English vocabulary would hold none of the canary's toy words: its canary is drawn
+    over the toy's whole vocabulary, the exponential mechanism and score unchanged."""
+    from textveil.evaluation.audit_pairs import paraphrase_canary
+
+    case = paraphrase_canary(Paraphrase(4.0, vocabulary="8000", max_new_tokens=8, language_model=worst_case_toy()))
+    assert case.mechanism.vocabulary == "all" and case.mechanism.max_new_tokens == 1

@@ -289,7 +289,9 @@ def paraphrase_canary(mechanism: Any) -> AuditCase:
 
     from textveil.models.toy_language_model import toy_language_model
 
-    params = {**mechanism.get_params(), "seed": None, "max_new_tokens": 1}
+    # The toy's words are the canary's whole output vocabulary: a public vocabulary of English
+    # (``vocabulary=N``) is a fixed choice independent of the input and would hold none of them.
+    params = {**mechanism.get_params(), "seed": None, "max_new_tokens": 1, "vocabulary": "all"}
     epsilon = min(float(params["epsilon"]), CANARY_PARAPHRASE_EPSILON)
     params["epsilon"] = epsilon
     top = float(params["clip_high"])  # the top of the clipped score's range (any value does for the relative one)

@@ -103,6 +103,9 @@ class LanguageModelRewriter(Mechanism):
     resources: ClassVar[tuple[str, ...]] = ("language_model",)
 
     def _init_model(self, language_model: Any, batch_size: int, device: str) -> None:
+        from textveil.mechanisms.output_vocabulary import parse_vocabulary
+
+        self.vocabulary = parse_vocabulary(self.vocabulary)
         if not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidParameterError(f"batch_size must be an integer >= 1, got {batch_size!r}")
         check_device(device)
@@ -146,11 +149,6 @@ class LanguageModelRewriter(Mechanism):
         """The model's weights and tokenizer: what every release is drawn from."""
         return str(self._lm().content_hash)
 
-    def fingerprint(self) -> dict[str, Any]:
-        """As every mechanism's, with the engine that computes the logits (llama.cpp and its
-        weights format, or transformers): two engines give different releases for one seed."""
-        return {**super().fingerprint(), "engine": str(self._lm().engine.identity)}
-
     def engine_description(self) -> str:
         """What runs the model, as the Guarantee names it."""
         lm = self.language_model
@@ -176,15 +174,40 @@ class LanguageModelRewriter(Mechanism):
         read = " ".join(str(token) for token in self.prompt_ids(text))
         return ReleaseView((read,), ("*",), draws=int(self.max_new_tokens))
 
-    def _candidates(self) -> np.ndarray:
-        """The output vocabulary: every token but the control tokens that do not end a reply."""
+    def output_vocabulary(self) -> Any:
+        """The tokens a release is drawn from (:mod:`textveil.mechanisms.output_vocabulary`): every
+        token but the control tokens that do not end a reply, or the ``vocabulary`` commonest of
+        English; public, fixed before any text is read."""
+        from textveil.mechanisms.output_vocabulary import output_vocabulary
+
         lm = self._lm()
-        cached = getattr(self, "_candidate_cache", None)
+        cached = getattr(self, "_vocabulary_cache", None)
         if cached is None or cached[0] is not lm:
-            excluded = set(lm.special_token_ids) - set(lm.end_token_ids)
-            ids = np.array([i for i in range(lm.vocabulary_size) if i not in excluded], dtype=np.int64)
-            cached = self._candidate_cache = (lm, ids)
+            cached = self._vocabulary_cache = (lm, output_vocabulary(lm, self.vocabulary))
         return cached[1]
+
+    def _candidates(self) -> np.ndarray:
+        """The output vocabulary's token ids, sorted."""
+        return self.output_vocabulary().ids
+
+    def fingerprint(self) -> dict[str, Any]:
+        """As every mechanism's, with the engine that computes the logits (llama.cpp and its
+        weights format, or transformers: two engines give different releases for one seed) and the
+        output vocabulary's digest."""
+        return {**super().fingerprint(), "engine": str(self._lm().engine.identity),
+                "output_vocabulary": self.output_vocabulary().digest}
+
+    def _vocabulary_size(self) -> str:
+        """The output vocabulary's size in words (without loading the model when nothing was rewritten)."""
+        return f"'{self.vocabulary}'" if self.language_model is None else f"{self.output_vocabulary().size:,} tokens"
+
+    def _vocabulary_statement(self) -> str:
+        """The output vocabulary as a Guarantee names it (without loading the model when nothing
+        was rewritten)."""
+        if self.language_model is None:
+            return f"the output vocabulary '{self.vocabulary}'"
+        vocabulary = self.output_vocabulary()
+        return f"{vocabulary.description} (digest {vocabulary.digest})"
 
     # -- releasing -----------------------------------------------------------------------
 
@@ -298,11 +321,12 @@ class Paraphrase(LanguageModelRewriter):
 
     def __init__(self, epsilon: float, *, score: str = "relative", width: float = DEFAULT_WIDTH,
                  clip_high: float = DEFAULT_CLIP_HIGH, max_new_tokens: int = 64, max_input_tokens: int = 256,
-                 model: str = "smollm2-135m-instruct", engine: str = "auto", seed: int | None = None,
-                 language_model: Any = None, batch_size: int = 16, device: str = "auto") -> None:
+                 model: str = "smollm2-135m-instruct", engine: str = "auto", vocabulary: str = "all",
+                 seed: int | None = None, language_model: Any = None, batch_size: int = 16,
+                 device: str = "auto") -> None:
         self._check_parameters(epsilon=epsilon, score=score, width=width, clip_high=clip_high,
                                max_new_tokens=max_new_tokens, max_input_tokens=max_input_tokens, model=model,
-                               engine=engine, seed=seed)
+                               engine=engine, vocabulary=vocabulary, seed=seed)
         self._init_model(language_model, batch_size, device)
 
     @property
@@ -347,6 +371,8 @@ class Paraphrase(LanguageModelRewriter):
         assumptions = (
             f"the language model ({self.model}) and the prompt template are public",
             f"its logits were computed by {self.engine_description()} (a public, fixed function of the input)",
+            f"the output vocabulary, {self._vocabulary_statement()}, is public and was fixed before any private "
+            "text was read",
             "the model was not trained on the released texts (the score is a fixed function of the input)",
             f"w = {self.width:g}" + ("" if self.score == "relative" else f" and b2 = {self.clip_high:g}")
             + (" was" if self.score == "relative" else " were") + " fixed before any private text was seen",
@@ -354,8 +380,8 @@ class Paraphrase(LanguageModelRewriter):
         tokens = drawn + (1 if ended else 0)
         statement = (
             f"paraphrase: each output token v was drawn by the exponential mechanism with epsilon = {eps:g}, "
-            f"Pr[v] proportional to exp(epsilon * u(v) / (2 w)) with w = {self.width:g}, over the language model's "
-            f"output vocabulary, scored by u(v) = {rating}: the score lies in an interval of width "
+            f"Pr[v] proportional to exp(epsilon * u(v) / (2 w)) with w = {self.width:g}, over the output vocabulary "
+            f"({self._vocabulary_size()}), scored by u(v) = {rating}: the score lies in an interval of width "
             f"{self.width:g} whatever the input, so its sensitivity is {self.width:g} and each draw is "
             f"{eps:g}-differentially private. The reply has at most L = {limit} tokens (its length is drawn too: the "
             f"end token is drawn like any other), so by adaptive sequential composition the release is "
@@ -376,10 +402,12 @@ class Restyle(LanguageModelRewriter):
     name = "restyle"
 
     def __init__(self, *, temperature: float = 0.7, max_new_tokens: int = 64, max_input_tokens: int = 256,
-                 model: str = "smollm2-135m-instruct", engine: str = "auto", seed: int | None = None,
-                 language_model: Any = None, batch_size: int = 16, device: str = "auto") -> None:
+                 model: str = "smollm2-135m-instruct", engine: str = "auto", vocabulary: str = "all",
+                 seed: int | None = None, language_model: Any = None, batch_size: int = 16,
+                 device: str = "auto") -> None:
         self._check_parameters(temperature=temperature, max_new_tokens=max_new_tokens,
-                               max_input_tokens=max_input_tokens, model=model, engine=engine, seed=seed)
+                               max_input_tokens=max_input_tokens, model=model, engine=engine, vocabulary=vocabulary,
+                               seed=seed)
         self._init_model(language_model, batch_size, device)
 
     def _draw(self, logits: np.ndarray, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:

@@ -201,6 +201,9 @@ _LANGUAGE_MODEL = (
               "or a Hugging Face causal LM folder", "smollm2-135m-instruct"),
     Parameter("engine", str, "what runs the model: auto (llama.cpp for a GGUF file on the CPU where it is built, else "
               "transformers), llama-cpp or transformers; the Guarantee names it", "auto", choices=ENGINES),
+    Parameter("vocabulary", str, "the output vocabulary (public): all (every token but the control tokens) or N, the "
+              "N commonest tokens of English under the model's tokenizer with digits, punctuation and end tokens",
+              "all"),
 )
 
 MECHANISMS.add(Entry(
