@@ -227,3 +227,15 @@ def test_known_texts_that_share_no_ngram_keep_the_ones_seen_once(features: str) 
     assert attack.scores(["qxv"]).shape == (1, 2)
     assert attack.classes_[int(np.argmax(attack.scores(["bzj"])))] == "a"
     assert StylometricAttack(features, "svm", min_df=2).fit(known * 2, ["a", "a", "b", "b"] * 2).min_df_ == 2
+
+
+def test_the_topic_attack_reads_content_words_only():
+    """Two texts that differ only in function words, punctuation, casing and digits look the same
+    to ``topic``; a content word changed makes them differ."""
+    from textveil.attacks.stylometric import _vectoriser
+
+    vectoriser = _vectoriser("topic", min_df=1).fit(["Sailing boats at sea", "Stock markets rallied on Friday"])
+    same = vectoriser.transform(["SAILING, boats... at the sea!!! 42", "sailing boats by a sea"]).toarray()
+    assert (same[0] == same[1]).all() and same.sum() == 6  # sailing, boats, sea twice
+    other = vectoriser.transform(["sailing ships at sea"]).toarray()
+    assert not (other[0] == same[0]).all()

@@ -340,3 +340,61 @@ def test_the_canary_audits_the_mechanism_over_the_toys_whole_vocabulary():
 
     case = paraphrase_canary(Paraphrase(4.0, vocabulary="8000", max_new_tokens=8, language_model=worst_case_toy()))
     assert case.mechanism.vocabulary == "all" and case.mechanism.max_new_tokens == 1
+
+
+# -- the prompt and the unit of a rewrite ---------------------------------------------------
+
+
+def test_every_public_prompt_opens_with_its_own_fixed_tokens(tiny_language_model):
+    from textveil.mechanisms.paraphrase import EXAMPLE, PROMPTS, template_opening
+
+    openings = {}
+    for prompt in PROMPTS:
+        mechanism = Paraphrase(30.0, language_model=tiny_language_model, prompt=prompt, max_new_tokens=3, seed=1)
+        opening = template_opening(tiny_language_model, prompt)
+        for text in ("The market rallied.", " 42 apples", "\nLeading newline"):
+            assert mechanism.prompt_ids(text)[: len(opening)] == opening  # whatever the input
+        assert f"('{prompt}')" in mechanism.sanitize("The bank said so.").guarantee.statement
+        openings[prompt] = tuple(opening)
+    assert len(set(openings.values())) == len(PROMPTS)
+    assert tiny_language_model.decode(list(openings["one-shot"])).count(EXAMPLE[1].split()[0]) == 1  # the example
+    with pytest.raises(InvalidParameterError, match="unknown --prompt"):
+        Paraphrase(30.0, language_model=tiny_language_model, prompt="poem")
+
+
+def test_sentence_by_sentence_rewrites_each_sentence_and_names_their_number(tiny_language_model):
+    text = "The market rallied on Friday. Oil prices fell in London!\nWe knit a scarf. The bank said so. Growth."
+    mechanism = Paraphrase(20.0, language_model=tiny_language_model, unit="sentence", max_sentences=3,
+                           max_new_tokens=5, seed=4)
+    assert mechanism.segments(text) == ["The market rallied on Friday.", "Oil prices fell in London!",
+                                        "We knit a scarf."]
+    assert mechanism.spend_per_release() == (pytest.approx(20.0 * 5 * 3), "dp epsilon per document")
+    release = mechanism.sanitize(text)
+    guarantee = release.guarantee
+    assert guarantee.document_epsilon == pytest.approx(20.0 * 5 * 3) and guarantee.words_protected == 15
+    assert "number of the input's sentences, up to 3" in " ".join(guarantee.unprotected)
+    assert "with as many sentences" in guarantee.statement
+    # each sentence is its own reply, from a stream drawn in order from the text's own
+    from textveil.mechanisms.paraphrase import text_generator
+    from textveil.mechanisms.sampling import make_rng
+
+    seeded = Paraphrase(20.0, language_model=tiny_language_model, max_new_tokens=5)
+    parent = text_generator(make_rng(4))
+    pieces = [seeded._release([sentence], [text_generator(parent)], None)[0].text
+              for sentence in mechanism.segments(text)]
+    assert release.text == " ".join(piece for piece in pieces if piece)
+    assert mechanism.sanitize("   ").guarantee.words_protected == 0
+    views = [mechanism.release_view(t) for t in ("One. Two.", "Three. Four.", "Just one.")]
+    assert len(views[0].units) == len(views[1].units) == 2 and len(views[2].units) == 1 and views[0].draws == 15
+
+
+def test_the_describing_share_spots_a_release_about_the_text():
+    from textveil.utility.describing import describes, describing_share
+
+    about = ["The text conveys a message of regret, disappointment, and regret.",
+             "Here is a paraphrased version: I went home.", "The author expresses joy at the news.",
+             "In this post, the writer shares a recipe."]
+    rewrites = ["I went to the market on Friday and bought apples.", "My sister and I saw an elephant at the zoo.",
+                "I told the author of the book that I liked it.", "Sales grew by twelve percent this quarter."]
+    assert all(describes(text) for text in about) and not any(describes(text) for text in rewrites)
+    assert describing_share(about + rewrites + ["", " "]) == 0.5

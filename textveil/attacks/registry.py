@@ -27,11 +27,15 @@ for _name, _target, _defaults, _description in (
 # finds them the strongest character features, and a risk is only as high as the best attack.
 # shape: the layout skeleton (word shapes, punctuation, spacing), what a release that copies the
 # input's layout leaks whatever happens to its words.
-STYLOMETRIC_FEATURES = ("word1", "word2", "char1", "char2", "char3", "writeprints", "char4", "char5", "typed", "shape")
+# topic: content words only, what a text is about rather than how it is written: the part of the
+# risk that no release which keeps the meaning can remove.
+STYLOMETRIC_FEATURES = ("word1", "word2", "char1", "char2", "char3", "writeprints", "char4", "char5", "typed", "shape",
+                        "topic")
 STYLOMETRIC_CLASSIFIERS = ("svm", "nb", "knn", "rls")
 _FEATURE_SOURCES = {"char4": "character 4-grams", "char5": "character 5-grams",
                     "typed": "typed character 3-grams, Sapkota et al. 2015",
-                    "shape": "character 1-4-grams of the layout skeleton: word shapes, marks, spacing"}
+                    "shape": "character 1-4-grams of the layout skeleton: word shapes, marks, spacing",
+                    "topic": "content words only: lower-cased words of three letters or more, stop words left out"}
 for _features in STYLOMETRIC_FEATURES:
     for _classifier in STYLOMETRIC_CLASSIFIERS:
         ATTACKS.add(Entry(

@@ -330,6 +330,22 @@ class FluencyRunner(UtilityRunner):
         return 1.0 if release is self.original else release.perplexity / self.original.perplexity
 
 
+class DescribingShare(UtilityRunner):
+    """The share of a release's texts that describe the text instead of rewriting it
+    (:mod:`textveil.utility.describing`): a language-model rewriter's failure mode."""
+
+    metric = "share of releases that describe the text instead of rewriting it (lower is better)"
+    higher_is_better = False
+
+    def value(self, released: list[str]) -> float:
+        from textveil.utility.describing import describing_share
+
+        return describing_share(released)
+
+    def value_unaligned(self, released: list[str], labels: list[str]) -> float:
+        return self.value(released)
+
+
 UTILITY_TASKS = Registry("utility task", "run 'textveil evaluate --help' for the valid names")
 """Every utility task the harness runs: the one list (faces list it, the sweep makes runners from it)."""
 for _name, _runner, _aligned, _description in (
@@ -358,16 +374,20 @@ for _name, _runner, _aligned, _description in (
      "share of released texts holding a word 8-gram of a known (training) text: verbatim copying (lower is better)"),
     ("earth-movers", "EarthMoversRunner", True,
      "mean Earth Mover's distance between content-word vector bags, original vs release (paper 001; lower keeps more)"),
+    ("describing", "DescribingShare", False,
+     "share of released texts that describe the text instead of rewriting it (\"The text conveys...\"; a "
+     "language-model rewriter's failure; lower is better)"),
     ("fluency", "FluencyRunner", False,
      "perplexity of the release under a public causal LM (SmolLM2-135M-Instruct by default), as a ratio to the "
      "originals' (lower is more fluent; 1 = as fluent; run when named: it loads a language model, ~100 tokens/s "
      "on 2 cores)"),
 ):
     UTILITY_TASKS.add(Entry(_name, f"{__name__}:{_runner}", _description, needs_aligned_pairs=_aligned,
-                            in_default=_name != "fluency"))
+                            in_default=_name not in ("fluency", "describing")))
 
 
 def default_utility_tasks() -> list[str]:
-    """The tasks a sweep runs when none are named: all but the costly ones (fluency loads a
-    language model and scores at about 100 tokens/s on 2 cores; name it to run it)."""
+    """The tasks a sweep runs when none are named: all but fluency (it loads a language model and
+    scores at about 100 tokens/s on 2 cores) and describing (for the language-model rewriters):
+    name them to run them."""
     return [entry.name for entry in UTILITY_TASKS.entries() if entry.in_default]

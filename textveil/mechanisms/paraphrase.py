@@ -51,6 +51,7 @@ accounting: the style-normalisation baseline, its risk measured, not bounded.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -69,7 +70,35 @@ from textveil.privacy.guarantee import Guarantee
 
 SYSTEM_PROMPT = "You rewrite texts in plain, neutral English."
 INSTRUCTION = "Paraphrase the following text in your own words:"
-"""The public template: the model reads SYSTEM_PROMPT, then INSTRUCTION, an empty line and the input."""
+"""The default public template: the model reads SYSTEM_PROMPT, then INSTRUCTION, an empty line and the input."""
+NEUTRAL_INSTRUCTION = ("Rewrite the following text in plain, neutral English, keeping what it says. Do not describe it "
+                       "or comment on it: reply with the rewritten text only.")
+EXAMPLE = ("honestly i cant believe how long the line was at the post office today!!! waited like an hour lol, "
+           "never again",
+           "The queue at the post office was very long today. I waited for about an hour and will not go back.")
+"""A public example exchange for the one-shot prompt, written for it (no released text in it)."""
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A public prompt: the system prompt (None: the model's own default), the instruction put
+    before the input, and an optional example exchange shown first."""
+
+    system: str | None
+    instruction: str
+    example: tuple[str, str] | None = None
+
+
+PROMPTS = {
+    "paraphrase": PromptTemplate(SYSTEM_PROMPT, INSTRUCTION),
+    "neutral": PromptTemplate(SYSTEM_PROMPT, NEUTRAL_INSTRUCTION),
+    "one-shot": PromptTemplate(SYSTEM_PROMPT, NEUTRAL_INSTRUCTION, (f"{NEUTRAL_INSTRUCTION}\n\n{EXAMPLE[0]}",
+                                                                    EXAMPLE[1])),
+    "default-system": PromptTemplate(None, INSTRUCTION),
+}
+"""The public prompts a release may use (the ``prompt`` parameter), each fixed before any private text:
+``paraphrase`` (the default), ``neutral`` (a plain rewrite, no comment), ``one-shot`` (``neutral`` after
+a public example) and ``default-system`` (``paraphrase`` under the model's own system prompt)."""
 
 DEFAULT_WIDTH = 15.0
 """w, fixed before any private text was read; public-text calibration (:func:`calibrate_width`) gives 13.5."""
@@ -162,17 +191,21 @@ class LanguageModelRewriter(Mechanism):
         """The template holding ``text``, cut to its first ``max_input_tokens`` model tokens."""
         lm = self._lm()
         kept = lm.decode(lm.encode(text)[: self.max_input_tokens])
-        return template_prompt(lm, kept)
+        return template_prompt(lm, kept, self.prompt)
 
     def release_view(self, text: str) -> ReleaseView:
         """``text`` as the Guarantee sees it: what the model reads (the template holding the input cut
-        to its first ``max_input_tokens`` tokens, as token ids) goes through at most L draws, and the
-        release copies nothing. An empty input is released empty without being read (named
-        unprotected), so a pair holding one is not covered; two texts read alike are released alike."""
-        if not text.strip():
+        to its first ``max_input_tokens`` tokens, as token ids; sentence by sentence, one such
+        prompt per sentence) goes through at most L draws a piece, and the release copies nothing
+        else. An empty input is released empty without being read (named unprotected), so a pair
+        holding one is not covered; two texts read alike are released alike."""
+        pieces = self.segments(text)
+        if not pieces:
             return ReleaseView((), (), draws=0)
-        read = " ".join(str(token) for token in self.prompt_ids(text))
-        return ReleaseView((read,), ("*",), draws=int(self.max_new_tokens))
+        # Sentence by sentence, each sentence is a unit and their number is copied (named
+        # unprotected): two inputs with as many sentences are covered, over every draw of the text.
+        read = tuple(" ".join(str(token) for token in self.prompt_ids(piece)) for piece in pieces)
+        return ReleaseView(read, ("*",) * len(read), draws=int(self.max_new_tokens) * self.most_pieces)
 
     def output_vocabulary(self) -> Any:
         """The tokens a release is drawn from (:mod:`textveil.mechanisms.output_vocabulary`): every
@@ -226,6 +259,18 @@ class LanguageModelRewriter(Mechanism):
                                         "give one per text")
         return self._release(texts, [text_generator(make_rng(int(seed))) for seed in seeds], progress)
 
+    def segments(self, text: str) -> list[str]:
+        """What is rewritten, each piece with its own prompt: the text itself, or (``unit =
+        sentence``) its first ``max_sentences`` sentences by a public rule
+        (:func:`textveil.text.sentences.split_sentences`); none for an empty text."""
+        if not text.strip():
+            return []
+        if self.unit == "text":
+            return [text]
+        from textveil.text.sentences import split_sentences
+
+        return split_sentences(text)[: self.max_sentences]
+
     def _release(self, texts: list[str], rngs: list[np.random.Generator],
                  progress: ProgressCallback | None) -> list[Release]:
         from textveil.models.lm_decoding import decode
@@ -233,35 +278,42 @@ class LanguageModelRewriter(Mechanism):
         for text in texts:
             if not isinstance(text, str):
                 raise InvalidParameterError(f"sanitize expects text (str), got {type(text).__name__}")
-        # An empty text is released empty (named in every Guarantee): there is nothing to rewrite.
-        todo = [i for i, text in enumerate(texts) if text.strip()]
-        replies: dict[int, tuple[list[int], bool]] = {}
-        if todo:
+        # One row per piece rewritten: the text, or each of its sentences, each piece drawing from
+        # its own stream (a sentence's from its text's stream, in order). An empty text has no
+        # piece: it is released empty (named in every Guarantee).
+        rows: list[tuple[int, str, np.random.Generator]] = []
+        for i, text in enumerate(texts):
+            pieces = self.segments(text)
+            streams = [rngs[i]] if self.unit == "text" else [text_generator(rngs[i]) for _ in pieces]
+            rows += [(i, piece, stream) for piece, stream in zip(pieces, streams)]
+        replies: list[tuple[list[int], bool]] = []
+        if rows:
             lm = self._lm()
             candidates = self._candidates()
-            prompts = [self.prompt_ids(texts[i]) for i in todo]
+            prompts = [self.prompt_ids(piece) for _, piece, _ in rows]
             longest = max(len(p) for p in prompts)
             if longest + self.max_new_tokens > lm.context_length:
                 raise InvalidParameterError(
                     f"max_new_tokens = {self.max_new_tokens} after a prompt of {longest} tokens passes the language "
                     f"model's context of {lm.context_length} tokens: give a smaller max_new_tokens or max_input_tokens")
-            own = [rngs[i] for i in todo]
+            own = [stream for _, _, stream in rows]
 
-            def choose(logits: np.ndarray, rows: np.ndarray) -> np.ndarray:
-                return candidates[self._draw(logits, candidates, [own[r] for r in rows])]
+            def choose(logits: np.ndarray, chosen_rows: np.ndarray) -> np.ndarray:
+                return candidates[self._draw(logits, candidates, [own[r] for r in chosen_rows])]
 
-            done = decode(lm, prompts, len(template_opening(lm)), self.max_new_tokens, choose,
-                          batch_size=self.batch_size, progress=progress)
-            replies = dict(zip(todo, done))
-        if progress is not None and len(todo) < len(texts):
-            progress(len(texts) - len(todo))
+            replies = decode(lm, prompts, len(template_opening(lm, self.prompt)), self.max_new_tokens, choose,
+                             batch_size=self.batch_size, progress=_texts_progress(progress, rows, len(texts)))
+        elif progress is not None and texts:
+            progress(len(texts))
+        by_text: dict[int, list[tuple[list[int], bool]]] = {}
+        for (i, _, _), reply in zip(rows, replies):
+            by_text.setdefault(i, []).append(reply)
         releases = []
-        for i, text in enumerate(texts):
-            if i not in replies:
-                releases.append(Release("", self._guarantee(0, False)))
-                continue
-            tokens, ended = replies[i]
-            releases.append(Release(self._lm().decode(tokens).strip(), self._guarantee(len(tokens), ended)))
+        for i in range(len(texts)):
+            pieces = by_text.get(i, [])
+            drawn = sum(len(tokens) + int(ended) for tokens, ended in pieces)
+            text = " ".join(part for part in (self._lm().decode(tokens).strip() for tokens, _ in pieces) if part)
+            releases.append(Release(text, self._guarantee(drawn, len(pieces))))
         return releases
 
     def _draw(self, logits: np.ndarray, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
@@ -269,41 +321,56 @@ class LanguageModelRewriter(Mechanism):
         (the output vocabulary), row i with its text's own generator ``rngs[i]``."""
         raise NotImplementedError  # pragma: no cover - each mechanism draws its own way
 
-    def _guarantee(self, drawn: int, ended: bool) -> Guarantee:
+    def _guarantee(self, drawn: int, pieces: int) -> Guarantee:
+        """The Guarantee of a release that drew ``drawn`` tokens (end tokens included) over
+        ``pieces`` rewritten pieces (0: an empty input, nothing read)."""
         raise NotImplementedError  # pragma: no cover
 
+    @property
+    def most_pieces(self) -> int:
+        """How many pieces of a text are rewritten at most (1, or ``max_sentences``)."""
+        return 1 if self.unit == "text" else int(self.max_sentences)
+
     def _template_rules(self) -> tuple[str, ...]:
-        return (f"the input is read up to its first {self.max_input_tokens} model tokens (a public rule; the rest "
-                "is not read)", "an empty input is released empty")
+        if self.unit == "text":
+            return (f"the input is read up to its first {self.max_input_tokens} model tokens (a public rule; the rest "
+                    "is not read)", "an empty input is released empty")
+        return (f"the number of the input's sentences, up to {self.max_sentences}: its first {self.max_sentences} "
+                "sentences (cut by a public rule after '.', '!', '?' or a line break) are each rewritten on their own "
+                "and the replies joined by spaces; the rest is not read",
+                f"each sentence is read up to its first {self.max_input_tokens} model tokens (a public rule)",
+                "an empty input is released empty")
 
 
 INPUT_MARK = "\ue000"
 """A private-use character standing for the input where the template is split in two."""
 
 
-def _template_parts(language_model: Any) -> tuple[list[int], str]:
-    """The template split where the input starts: the opening as token ids, the rest as text
-    (computed once per model)."""
-    cached = getattr(language_model, "_template_parts", None)
-    if cached is None:
-        head, tail = language_model.chat_text(SYSTEM_PROMPT, f"{INSTRUCTION}\n\n{INPUT_MARK}").split(INPUT_MARK, 1)
-        cached = (list(language_model.encode(head)), tail)
-        language_model._template_parts = cached
-    return cached
+def _template_parts(language_model: Any, prompt: str = "paraphrase") -> tuple[list[int], str]:
+    """The template ``prompt`` split where the input starts: the opening as token ids, the rest as
+    text (computed once per model and prompt)."""
+    cache = language_model.__dict__.setdefault("_template_parts", {})
+    if prompt not in cache:
+        template = PROMPTS[prompt]
+        rendered = language_model.chat_text(template.system, f"{template.instruction}\n\n{INPUT_MARK}",
+                                            template.example)
+        head, tail = rendered.split(INPUT_MARK, 1)
+        cache[prompt] = (list(language_model.encode(head)), tail)
+    return cache[prompt]
 
 
-def template_opening(language_model: Any) -> list[int]:
+def template_opening(language_model: Any, prompt: str = "paraphrase") -> list[int]:
     """The template's opening as token ids: the system prompt and the instruction, up to where the
     input starts. It is tokenized on its own, so every prompt starts with exactly these tokens
     whatever its input: the opening is read once, and it is a function of the public template
     alone, never of which texts share a batch."""
-    return list(_template_parts(language_model)[0])
+    return list(_template_parts(language_model, prompt)[0])
 
 
-def template_prompt(language_model: Any, text: str) -> list[int]:
+def template_prompt(language_model: Any, text: str, prompt: str = "paraphrase") -> list[int]:
     """The template holding ``text``: its opening's tokens, then the input and the rest of the
     template tokenized together."""
-    opening, tail = _template_parts(language_model)
+    opening, tail = _template_parts(language_model, prompt)
     return opening + list(language_model.encode(text + tail))
 
 
@@ -322,11 +389,12 @@ class Paraphrase(LanguageModelRewriter):
     def __init__(self, epsilon: float, *, score: str = "relative", width: float = DEFAULT_WIDTH,
                  clip_high: float = DEFAULT_CLIP_HIGH, max_new_tokens: int = 64, max_input_tokens: int = 256,
                  model: str = "smollm2-135m-instruct", engine: str = "auto", vocabulary: str = "all",
-                 seed: int | None = None, language_model: Any = None, batch_size: int = 16,
-                 device: str = "auto") -> None:
+                 prompt: str = "paraphrase", unit: str = "text", max_sentences: int = 4, seed: int | None = None,
+                 language_model: Any = None, batch_size: int = 16, device: str = "auto") -> None:
         self._check_parameters(epsilon=epsilon, score=score, width=width, clip_high=clip_high,
                                max_new_tokens=max_new_tokens, max_input_tokens=max_input_tokens, model=model,
-                               engine=engine, vocabulary=vocabulary, seed=seed)
+                               engine=engine, vocabulary=vocabulary, prompt=prompt, unit=unit,
+                               max_sentences=max_sentences, seed=seed)
         self._init_model(language_model, batch_size, device)
 
     @property
@@ -356,11 +424,13 @@ class Paraphrase(LanguageModelRewriter):
                                                sensitivity=self.sensitivity)
 
     def spend_per_release(self) -> tuple[float, str]:
-        """epsilon * L per text: known before any text is read, whatever the reply's length."""
-        return float(self.epsilon) * self.max_new_tokens, "dp epsilon per document"
+        """epsilon * L per text (times max_sentences, sentence by sentence): known before any text
+        is read, whatever the reply's length."""
+        return float(self.epsilon) * self.max_new_tokens * self.most_pieces, "dp epsilon per document"
 
-    def _guarantee(self, drawn: int, ended: bool) -> Guarantee:
+    def _guarantee(self, drawn: int, pieces: int) -> Guarantee:
         limit = self.max_new_tokens
+        draws = limit * self.most_pieces  # the most tokens a release draws
         eps = float(self.epsilon)
         if self.score == "relative":
             rating = f"clip(logit - the step's largest logit, -{self.width:g}, 0)"
@@ -369,7 +439,7 @@ class Paraphrase(LanguageModelRewriter):
         unprotected = ("nothing copied from the input: every output token, the end token included, was drawn by "
                        "the mechanism", *self._template_rules())
         assumptions = (
-            f"the language model ({self.model}) and the prompt template are public",
+            f"the language model ({self.model}) and the prompt template ('{self.prompt}') are public",
             f"its logits were computed by {self.engine_description()} (a public, fixed function of the input)",
             f"the output vocabulary, {self._vocabulary_statement()}, is public and was fixed before any private "
             "text was read",
@@ -377,21 +447,23 @@ class Paraphrase(LanguageModelRewriter):
             f"w = {self.width:g}" + ("" if self.score == "relative" else f" and b2 = {self.clip_high:g}")
             + (" was" if self.score == "relative" else " were") + " fixed before any private text was seen",
         )
-        tokens = drawn + (1 if ended else 0)
+        length = (f"The reply has at most L = {limit} tokens" if self.unit == "text" else
+                  f"Each of at most {self.max_sentences} sentences gets its own reply of at most L = {limit} tokens, "
+                  f"{draws} tokens in all")
         statement = (
             f"paraphrase: each output token v was drawn by the exponential mechanism with epsilon = {eps:g}, "
             f"Pr[v] proportional to exp(epsilon * u(v) / (2 w)) with w = {self.width:g}, over the output vocabulary "
             f"({self._vocabulary_size()}), scored by u(v) = {rating}: the score lies in an interval of width "
             f"{self.width:g} whatever the input, so its sensitivity is {self.width:g} and each draw is "
-            f"{eps:g}-differentially private. The reply has at most L = {limit} tokens (its length is drawn too: the "
-            f"end token is drawn like any other), so by adaptive sequential composition the release is "
-            f"({eps * limit:g})-differentially private against any other input text"
-            + (f"; this reply drew {tokens} token(s), so its own likelihood ratio is at most exp({eps * tokens:g})"
-               if drawn or ended else "")
+            f"{eps:g}-differentially private. {length} (its length is drawn too: the end token is drawn like any "
+            f"other), so by adaptive sequential composition the release is ({eps * draws:g})-differentially private "
+            "against any other input text" + ("" if self.unit == "text" else " with as many sentences")
+            + (f"; this release drew {drawn} token(s), so its own likelihood ratio is at most exp({eps * drawn:g})"
+               if pieces else "")
             + ". Released unprotected: " + "; ".join(unprotected) + ". Assumes: " + "; ".join(assumptions) + "."
         )
         return Guarantee(mechanism=self.name, epsilon=eps, kind="dp", unit="token", composition="sequential",
-                         words_protected=limit if (drawn or ended) else 0, layout="public",
+                         words_protected=draws if pieces else 0, layout="public",
                          unprotected=unprotected, assumptions=assumptions, statement=statement)
 
 
@@ -403,10 +475,11 @@ class Restyle(LanguageModelRewriter):
 
     def __init__(self, *, temperature: float = 0.7, max_new_tokens: int = 64, max_input_tokens: int = 256,
                  model: str = "smollm2-135m-instruct", engine: str = "auto", vocabulary: str = "all",
-                 seed: int | None = None, language_model: Any = None, batch_size: int = 16,
-                 device: str = "auto") -> None:
+                 prompt: str = "paraphrase", unit: str = "text", max_sentences: int = 4, seed: int | None = None,
+                 language_model: Any = None, batch_size: int = 16, device: str = "auto") -> None:
         self._check_parameters(temperature=temperature, max_new_tokens=max_new_tokens,
                                max_input_tokens=max_input_tokens, model=model, engine=engine, vocabulary=vocabulary,
+                               prompt=prompt, unit=unit, max_sentences=max_sentences,
                                seed=seed)
         self._init_model(language_model, batch_size, device)
 
@@ -415,11 +488,12 @@ class Restyle(LanguageModelRewriter):
         # epsilon / 2 = 1 / T on the raw logits, which are unbounded (no privacy is claimed).
         return sample_exponential_mechanism_rows(logits[:, candidates], 2.0 / self.temperature, rngs)
 
-    def _guarantee(self, drawn: int, ended: bool) -> Guarantee:
+    def _guarantee(self, drawn: int, pieces: int) -> Guarantee:
         return no_guarantee(
             self.name,
             f"The text was rewritten by the language model {self.model} ({self.engine_description()}), sampled at "
-            f"temperature {self.temperature:g} (at most {self.max_new_tokens} tokens).",
+            f"temperature {self.temperature:g} (at most {self.max_new_tokens} tokens"
+            + (")." if self.unit == "text" else f" for each of at most {self.max_sentences} sentences)."),
             ("anything the model copies from the input: names, places, numbers, rare words and phrasing",
              "the input's content and much of its structure", *self._template_rules()),
             drawn)
@@ -460,3 +534,22 @@ def calibrate_width(language_model: Any, public_texts: Sequence[str], mass: floa
     return {"width": chosen, "clip_high": float(np.median(ordered[:, 0])), "steps": float(len(ordered)),
             "floor_mass_at_width": floor_mass(chosen), "floor_mass_at_default": floor_mass(DEFAULT_WIDTH),
             "default_width": DEFAULT_WIDTH}
+
+
+def _texts_progress(progress: ProgressCallback | None, rows: Sequence[tuple[int, str, Any]],
+                    texts: int) -> ProgressCallback | None:
+    """``progress`` told in texts while the decoder counts finished rows (a text's pieces finish in
+    any order): after k of n rows, about k * texts / n texts are counted, all of them at the end."""
+    if progress is None:
+        return None
+    total = len(rows)
+    state = {"rows": 0, "told": 0}
+
+    def told(done: int) -> None:
+        state["rows"] += done
+        due = texts if state["rows"] >= total else state["rows"] * texts // total
+        if due > state["told"]:
+            step, state["told"] = due - state["told"], due
+            progress(step)
+
+    return told

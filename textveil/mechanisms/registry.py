@@ -201,6 +201,14 @@ _LANGUAGE_MODEL = (
               "or a Hugging Face causal LM folder", "smollm2-135m-instruct"),
     Parameter("engine", str, "what runs the model: auto (llama.cpp for a GGUF file on the CPU where it is built, else "
               "transformers), llama-cpp or transformers; the Guarantee names it", "auto", choices=ENGINES),
+    Parameter("prompt", str, "the public prompt: paraphrase (\"Paraphrase the following text in your own words\"), "
+              "neutral (a plain, neutral rewrite, no comment), one-shot (neutral after a public example) or "
+              "default-system (paraphrase under the model's own system prompt)", "paraphrase",
+              choices=("paraphrase", "neutral", "one-shot", "default-system")),
+    Parameter("unit", str, "what one prompt rewrites: the text, or each sentence on its own (the first max_sentences, "
+              "cut by a public rule; their number is released unprotected)", "text", choices=("text", "sentence")),
+    Parameter("max_sentences", int, "unit=sentence: how many of the input's sentences are rewritten (L tokens each; "
+              "the document is (epsilon * L * max_sentences)-DP)", 4, minimum=0),
     Parameter("vocabulary", str, "the output vocabulary (public): all (every token but the control tokens) or N, the "
               "N commonest tokens of English under the model's tokenizer with digits, punctuation and end tokens",
               "all"),

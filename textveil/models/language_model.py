@@ -263,15 +263,18 @@ class LanguageModel:
         """The most positions the model was trained to read."""
         return int(self.engine.context_length)
 
-    def chat_text(self, system: str, user: str) -> str:
-        """``system`` and ``user`` as the model's chat template writes them, ready for its reply
-        (its control tokens as text). A tokenizer without a chat template gets a plain layout: the
-        system text, the user text and an empty line."""
+    def chat_text(self, system: str | None, user: str, example: tuple[str, str] | None = None) -> str:
+        """``system`` (None: none) and ``user`` as the model's chat template writes them, ready for
+        its reply (its control tokens as text), after an ``example`` exchange (a user turn and the
+        assistant's answer) when given. A tokenizer without a chat template gets a plain layout:
+        the texts separated by empty lines."""
+        turns = [] if example is None else [("user", example[0]), ("assistant", example[1])]
+        messages = ([{"role": "system", "content": system}] if system is not None else []) + \
+            [{"role": role, "content": content} for role, content in [*turns, ("user", user)]]
         tokenizer = self.tokenizer
         if getattr(tokenizer, "chat_template", None):
-            messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
             return str(tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
-        return f"{system}\n\n{user}\n\n"
+        return "".join(f"{message['content']}\n\n" for message in messages)
 
     def chat_prompt(self, system: str, user: str) -> list[int]:
         """:meth:`chat_text` as token ids."""

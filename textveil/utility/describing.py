@@ -1,0 +1,47 @@
+"""Does a language model's release rewrite the text, or describe it?
+
+Asked to paraphrase, a small model sometimes writes about the text instead ("The text conveys a
+message of regret...", "Here is a paraphrased version: ...", "The author expresses..."). Such a
+release keeps little of what the text says and nothing of how: it is neither a paraphrase nor a
+useful release. :func:`describes` spots it by a public list of openings and phrases (fixed before
+any release was read); :func:`describing_share` is the share of a release's texts that do.
+
+>>> describes("The text conveys a message of regret and sorrow.")
+True
+>>> describes("Here's a rewritten version: I went to the market.")
+True
+>>> describes("I went to the market on Friday and bought apples.")
+False
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_SUBJECTS = r"(?:the|this|that|your)\s+(?:given\s+|original\s+|above\s+|following\s+)?(?:text|passage|post|message|" \
+            r"paragraph|sentence|piece|excerpt|story|blog(?:\s+post)?|entry|writer|author|speaker|narrator)"
+_OPENINGS = re.compile(
+    r"^\W*(?:" + _SUBJECTS + r"|here(?:'s|\s+is|\s+are)|sure\b|certainly\b|in\s+this\s+(?:text|passage|post)|"
+    r"(?:a\s+)?(?:re-?written|paraphrased|revised|simplified)\s+(?:version|text)|(?:this|the)\s+(?:re-?written|"
+    r"paraphrased)\b|paraphrase\b|rewrite\b|summary\b|in\s+summary\b|to\s+summari[sz]e\b)", re.IGNORECASE)
+_PHRASES = re.compile(
+    r"\b(?:" + _SUBJECTS + r")\s+(?:is|was|conveys|expresses|describes|discusses|talks|says|mentions|seems|appears|"
+    r"highlights|reflects|shares|suggests|uses|tells)\b|\b(?:re-?written|paraphrased)\s+(?:version|text)\b|"
+    r"\bin\s+your\s+own\s+words\b", re.IGNORECASE)
+
+
+def describes(release: str) -> bool:
+    """Whether ``release`` writes about a text (an opening such as "The text ...", "Here is a
+    paraphrased version", or a phrase such as "the author expresses") instead of rewriting it."""
+    return bool(_OPENINGS.search(release) or _PHRASES.search(release))
+
+
+def describing_share(releases: Sequence[str]) -> float:
+    """The share of ``releases`` (non-empty ones) that :func:`describes`; 0 for none.
+
+    >>> describing_share(["The author is sad.", "I am sad.", ""])
+    0.5
+    """
+    texts = [text for text in releases if text.strip()]
+    return sum(describes(text) for text in texts) / len(texts) if texts else 0.0
