@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
-# Issue 37's levers, each on the 30-user subset of blog_short (the split of compare-blog-short-lm:
-# the first 30 users, 20 known and 5 unknown posts each, judged per user), every run with the same
-# attacks (clean- and release-trained), utility and seed. One `textveil compare` per lever value
-# (a mechanism's other parameters are per run), resumable; the per-lever table is written by
-# benchmarks/frontier_levers_table.py.
+# Issue 37's levers on the 30-user subset of blog_short (the split of compare-blog-short-lm: the
+# first 30 users, 20 known and 5 unknown posts each, judged per user), in one `textveil compare`:
+# every setting meets the same attacks (trained on clean and on released known texts; topic-svm
+# reads content words only: what no meaning-keeping release can remove), the same utility and the
+# same seed. Resumable (run it again to finish). The per-lever table: frontier_levers_table.py.
 #
-#   LEVER=vocabulary VALUES="all 8000 4000" GRID=25,30 benchmarks/frontier_levers.sh
+#   benchmarks/frontier_levers.sh                # writes benchmarks/out/frontier-levers/
 set -euo pipefail
 DATA=${DATA:-../shared/data}
-WORK=${WORK:-benchmarks/out/frontier-levers}
+OUT=${OUT:-benchmarks/out/frontier-levers}
 PYTHON=${PYTHON:-.venv/bin/python}
-LEVER=${LEVER:-vocabulary}
-VALUES=${VALUES:-all 8000 4000}
-GRID=${GRID:-25,30}
-USERS=${USERS:-30}
-PER=${PER:-25}
-KNOWN=${KNOWN:-20}
-for value in $VALUES; do
-  "$PYTHON" -m textveil.cli compare --risk-corpus "$DATA/blog_short/blog_short.jsonl" --label-field user \
-      --first-labels "$USERS" --texts-per-label "$PER" --known-per-label "$KNOWN" --collapse-per-label \
-      --attacks char3-svm,word1-svm,length --utility semantic-similarity,fluency --seed 1 \
-      -m "paraphrase:$GRID" --set "paraphrase.$LEVER=$value" --out "$WORK/$LEVER-$value"
-done
+V=${VOCABULARY:-8000}   # the public vocabulary the other levers are tried with
+"$PYTHON" -m textveil.cli compare --risk-corpus "$DATA/blog_short/blog_short.jsonl" --label-field user \
+    --first-labels 30 --texts-per-label 25 --known-per-label 20 --collapse-per-label \
+    --attacks char3-svm,word1-svm,length,topic-svm --utility semantic-similarity,fluency,describing --seed 1 \
+    -m emp:10,15 -m restyle:0.7 \
+    -m paraphrase:25,30,40 \
+    -m "paraphrase[vocabulary=$V]:25,30,40" \
+    -m "paraphrase[vocabulary=4000]:25,30" \
+    -m "paraphrase[vocabulary=$V,prompt=neutral]:25,30,40" \
+    -m "paraphrase[vocabulary=$V,prompt=one-shot]:30" \
+    -m "paraphrase[vocabulary=$V,prompt=default-system]:30" \
+    -m "paraphrase[vocabulary=$V,width=10]:30" \
+    -m "paraphrase[vocabulary=$V,width=20]:30" \
+    -m "paraphrase[vocabulary=$V,max_new_tokens=32]:30,40" \
+    -m "paraphrase[vocabulary=$V,unit=sentence,max_sentences=4,max_new_tokens=16]:30,40" \
+    --out "$OUT"

@@ -190,3 +190,17 @@ def test_compare_bad_input_is_one_line_before_work(tmp_path, toy_corpora, capsys
                            capsys, monkeypatch)
     assert code == 2 and needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not (tmp_path / "out" / "results.json").exists()
+
+
+def test_one_comparison_holds_a_mechanism_under_several_settings():
+    """``-m NAME[PARAM=VALUE,...]:GRID``: the entry's own settings; ``--set`` fills the others."""
+    from textveil.cli.compare import _mechanism_specs
+
+    first, second = _mechanism_specs(["paraphrase[prompt=neutral,vocabulary=8000]:30,40", "paraphrase:25"],
+                                     ["paraphrase.prompt=one-shot", "paraphrase.width=12"])
+    assert (first.grid, first.options) == ([30.0, 40.0], {"prompt": "neutral", "vocabulary": "8000", "width": 12.0})
+    assert (second.grid, second.options) == ([25.0], {"prompt": "one-shot", "width": 12.0})
+    for bad, message in (("paraphrase[prompt=poem]:30", "unknown --prompt"), ("paraphrase[epsilon=3]", "after ':'"),
+                         ("paraphrase[prompt=neutral", "close its settings"), ("paraphrase[neutral]:30", "PARAM=VALUE")):
+        with pytest.raises(InvalidParameterError, match=message):
+            _mechanism_specs([bad], [])

@@ -45,8 +45,8 @@ def _mechanism_specs(mechanisms: list[str], settings: list[str]) -> list:
         if target not in by_name:
             raise InvalidParameterError(f"--set '{setting}' names mechanism '{target}', which no --mechanism gives")
         parameter = MECHANISMS.entry(target).parameter(name.strip().replace("-", "_"))
-        for spec in by_name[target]:
-            spec.options[parameter.name] = parameter.parse(value)
+        for spec in by_name[target]:  # an entry's own [PARAM=VALUE] stands
+            spec.options.setdefault(parameter.name, parameter.parse(value))
     for spec in specs:
         swept = MECHANISMS.entry(spec.name).swept
         require_parameters(spec.name, spec.options, besides=(swept.name,) if swept else ())
@@ -63,7 +63,8 @@ def compare(
     out: Path = typer.Option(..., help="Folder for results.json, report.md, report.html and frontier.png."),
     mechanisms: list[str] = typer.Option(
         ..., "--mechanism", "-m", help="NAME, NAME:V1,V2 (values of its swept parameter) or either with @MODEL (a "
-        "trained mechanism's folder, or a language model for paraphrase/restyle); repeat for each mechanism."),
+        "trained mechanism's folder, or a language model for paraphrase/restyle); NAME[PARAM=VALUE,...] sets this "
+        "entry's other parameters (one mechanism can be compared under several settings); repeat for each mechanism."),
     settings: Optional[list[str]] = typer.Option(
         None, "--set", help="A mechanism's other parameter, MECHANISM.NAME=VALUE (repeatable), e.g. emp.layout=keep."),
     risk_unknown: Optional[Path] = typer.Option(None, help="Unknown risk texts, when --risk-corpus holds only the known ones."),

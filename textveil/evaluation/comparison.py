@@ -111,7 +111,8 @@ class MechanismSpec:
 def parse_mechanism_spec(text: str) -> MechanismSpec:
     """``NAME``, ``NAME:V1,V2,...`` or either with ``@MODEL`` (a trained mechanism's folder or a
     language model), as ``textveil compare --mechanism`` takes it; the grid values are checked
-    by the mechanism's own parameter.
+    by the mechanism's own parameter. ``NAME[PARAM=VALUE,...]`` sets other parameters of this
+    entry alone, so one comparison can hold the same mechanism twice with other settings.
 
     >>> parse_mechanism_spec("emp:10,15")
     MechanismSpec(name='emp', grid=[10.0, 15.0], options={}, model=None)
@@ -121,6 +122,8 @@ def parse_mechanism_spec(text: str) -> MechanismSpec:
     [10.0, 15.0, 20.0, 25.0, 30.0]
     >>> parse_mechanism_spec("erae:10,20@models/erae").model
     'models/erae'
+    >>> parse_mechanism_spec("paraphrase[vocabulary=8000,prompt=neutral]:25,30").options
+    {'vocabulary': '8000', 'prompt': 'neutral'}
     >>> parse_mechanism_spec("redact:5")
     Traceback (most recent call last):
     ...
@@ -128,8 +131,22 @@ def parse_mechanism_spec(text: str) -> MechanismSpec:
     """
     body, _, model = text.strip().partition("@")
     name, separator, values = body.partition(":")
+    name, bracket, settings = name.strip().partition("[")
     name = name.strip()
     entry = MECHANISMS.entry(name)  # an unknown name fails, naming where the valid ones are listed
+    options: dict[str, Any] = {}
+    if bracket:
+        if not settings.endswith("]"):
+            raise InvalidParameterError(f"--mechanism '{text}': close its settings with ']', e.g. "
+                                        f"{name}[PARAM=VALUE]:V1,V2")
+        for setting in filter(None, (part.strip() for part in settings[:-1].split(","))):
+            key, equals, value = setting.partition("=")
+            if not equals or not key.strip():
+                raise InvalidParameterError(f"--mechanism '{text}': '{setting}' is not PARAM=VALUE")
+            parameter = entry.parameter(key.strip().replace("-", "_"))
+            if entry.swept is not None and parameter.name == entry.swept.name:
+                raise InvalidParameterError(f"--mechanism '{text}': give {parameter.name} after ':', not in [...]")
+            options[parameter.name] = parameter.parse(value.strip())
     swept = entry.swept
     if not separator:
         grid = list(entry.grid) if swept is not None else []
@@ -139,7 +156,7 @@ def parse_mechanism_spec(text: str) -> MechanismSpec:
         grid = [float(v) for v in swept.parse_values(values, f"--mechanism '{text}'")]
     if separator and swept is not None and len(set(grid)) < len(grid):
         raise InvalidParameterError(f"--mechanism '{text}' names a {swept.name} twice")
-    return MechanismSpec(name, grid, {}, model.strip() or None)
+    return MechanismSpec(name, grid, options, model.strip() or None)
 
 
 @dataclass
