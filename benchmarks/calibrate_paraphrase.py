@@ -7,6 +7,7 @@ w is the smallest width whose floor holds at most ``--mass`` of the model's own 
 median step; b2 is the median of the steps' largest logits. Writes one JSON object::
 
     .venv/bin/python benchmarks/calibrate_paraphrase.py --json docs/results/paraphrase/calibration.json
+    .venv/bin/python benchmarks/calibrate_paraphrase.py --vocabulary all,8000,4000 --prompt paraphrase,neutral
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ def main() -> None:
     parser.add_argument("--mass", type=float, default=1e-3)
     parser.add_argument("--max-new-tokens", type=int, default=48)
     parser.add_argument("--model", default="smollm2-135m-instruct")
+    parser.add_argument("--vocabulary", default="all",
+                        help="the output vocabulary: all or a size (comma-separated: each)")
+    parser.add_argument("--prompt", default="paraphrase", help="the public prompt (comma-separated: each)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
@@ -45,9 +49,14 @@ def main() -> None:
     sample = Path(__file__).resolve().parents[1] / "examples" / "sample.txt"
     texts = PUBLIC_TEXTS + [p.strip() for p in sample.read_text().split("\n\n") if p.strip()]
     lm = load_language_model(args.model)
-    result = {"model": lm.name, "texts": len(texts), "mass": args.mass, "max_new_tokens": args.max_new_tokens,
-              **calibrate_width(lm, texts, mass=args.mass, max_new_tokens=args.max_new_tokens)}
-    text = json.dumps(result, indent=2)
+    results = []
+    for vocabulary in args.vocabulary.split(","):
+        for prompt in args.prompt.split(","):
+            results.append({"model": lm.name, "texts": len(texts), "mass": args.mass, "vocabulary": vocabulary,
+                            "prompt": prompt, "max_new_tokens": args.max_new_tokens,
+                            **calibrate_width(lm, texts, mass=args.mass, max_new_tokens=args.max_new_tokens,
+                                              vocabulary=vocabulary, prompt=prompt)})
+    text = json.dumps(results[0] if len(results) == 1 else results, indent=2)
     print(text)
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)

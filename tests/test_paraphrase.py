@@ -398,3 +398,14 @@ def test_the_describing_share_spots_a_release_about_the_text():
                 "I told the author of the book that I liked it.", "Sales grew by twelve percent this quarter."]
     assert all(describes(text) for text in about) and not any(describes(text) for text in rewrites)
     assert describing_share(about + rewrites + ["", " "]) == 0.5
+
+
+def test_the_width_is_calibrated_on_public_text_over_the_chosen_vocabulary(tiny_language_model):
+    from textveil.mechanisms.paraphrase import calibrate_width
+
+    public = ["It was the best of times, it was the worst of times.", "Call me Ishmael."]
+    whole = calibrate_width(tiny_language_model, public, max_new_tokens=4)
+    small = calibrate_width(tiny_language_model, public, max_new_tokens=4, vocabulary="256", prompt="neutral")
+    for result in (whole, small):
+        assert 1.0 <= result["width"] <= 60.0 and result["steps"] >= 2
+        assert result["floor_mass_at_width"] <= 1e-3 or result["width"] == 60.0

@@ -500,27 +500,32 @@ class Restyle(LanguageModelRewriter):
 
 
 def calibrate_width(language_model: Any, public_texts: Sequence[str], mass: float = 1e-3,
-                    max_new_tokens: int = 48, seed: int = 0) -> dict[str, float]:
+                    max_new_tokens: int = 48, seed: int = 0, vocabulary: str = "all",
+                    prompt: str = "paraphrase") -> dict[str, float]:
     """Pick w (and b2 for the clipped score) from public text only: the smallest w such that, on
-    replies the model writes to ``public_texts`` (plain sampling at temperature 1), the model's own
-    probability of the tokens more than w below a step's best is at most ``mass`` at the median
-    step; b2 is the median of the steps' largest logits.
+    replies the model writes to ``public_texts`` (plain sampling at temperature 1 over the output
+    ``vocabulary``, under ``prompt``), the model's own probability of the vocabulary's tokens more
+    than w below a step's best is at most ``mass`` at the median step; b2 is the median of the
+    steps' largest logits.
 
     Run once with texts that are not to be released (the default came from the model's own
     replies to public prompts); the result is then fixed for every release.
     """
+    from textveil.mechanisms.output_vocabulary import output_vocabulary
     from textveil.models.lm_decoding import decode
 
     steps: list[np.ndarray] = []
     rng = make_rng(seed)
     generators = [text_generator(rng) for _ in public_texts]
+    candidates = output_vocabulary(language_model, vocabulary).ids
 
     def choose(logits: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        steps.append(np.sort(logits, axis=1)[:, ::-1].astype(np.float64))
-        return sample_exponential_mechanism_rows(logits, 2.0, [generators[r] for r in rows])
+        kept = logits[:, candidates]
+        steps.append(np.sort(kept, axis=1)[:, ::-1].astype(np.float64))
+        return candidates[sample_exponential_mechanism_rows(kept, 2.0, [generators[r] for r in rows])]
 
-    prompts = [template_prompt(language_model, t) for t in public_texts]
-    decode(language_model, prompts, len(template_opening(language_model)), max_new_tokens, choose)
+    prompts = [template_prompt(language_model, t, prompt) for t in public_texts]
+    decode(language_model, prompts, len(template_opening(language_model, prompt)), max_new_tokens, choose)
     ordered = np.vstack(steps)
     gaps = ordered[:, :1] - ordered  # how far each logit lies below the step's largest
     weights = np.exp(-gaps) / np.exp(-gaps).sum(axis=1, keepdims=True)  # the model's own probabilities
