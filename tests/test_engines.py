@@ -314,6 +314,26 @@ def test_a_crashing_native_library_is_caught_by_the_subprocess_check(monkeypatch
     assert native.llama_cpp_unavailable() == reason and len(calls) == 1  # remembered in the cache folder
 
 
+def test_a_missing_python_package_is_not_remembered_as_the_cpus_verdict(monkeypatch, tmp_path):
+    """A check that fails on an import (a requirement pip left out) says so in one line, but is run
+    again by the next process: installing the package fixes it, and a kept verdict would not see that."""
+    import subprocess
+
+    from textveil.models.engines import native
+
+    monkeypatch.setenv("TEXTVEIL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(native, "_VERDICT", {})
+    monkeypatch.setattr(native, "installed_version", lambda: "0.0-test")
+    monkeypatch.setattr(native, "_library_key", lambda: "a-library-missing-a-package")
+    outcomes = [subprocess.CompletedProcess([], 1, "", "ModuleNotFoundError: No module named 'diskcache'"),
+                subprocess.CompletedProcess([], 0, "", "")]
+    monkeypatch.setattr(native.subprocess, "run", lambda *args, **kwargs: outcomes.pop(0))
+    reason = native.llama_cpp_unavailable()
+    assert "diskcache" in reason and "\n" not in reason
+    monkeypatch.setattr(native, "_VERDICT", {})  # a new process, after the package was installed
+    assert native.llama_cpp_unavailable() is None and not outcomes
+
+
 def test_the_build_never_asks_for_amx_or_native_code():
     args = cmake_args({"avx", "avx2", "fma", "f16c", "bmi2", "avx512f", "avx512cd", "avx512vl", "avx512dq", "avx512bw",
                        "avx512_bf16", "amx_tile", "amx_bf16", "amx_int8"})

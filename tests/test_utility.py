@@ -90,12 +90,12 @@ def shuffle_words_between_users(texts: list[str], seed: int = 0) -> list[str]:
 def test_registry_lists_every_task_with_a_one_line_description():
     expected = {"topic-fasttext", "topic-fasttext-pretrained", "topic-5nn", "semantic-similarity", "stylometric-l2",
                 "unigram-cosine", "bigram-cosine", "sentiment-cosine", "classification-f1", "earth-movers",
-                "attribute-f1", "memorisation", "fluency"}
+                "attribute-f1", "memorisation", "fluency", "describing"}
     assert set(UTILITY_TASKS.names()) == expected
-    # a sweep that names no task runs every one but fluency, which loads a language model
+    # a sweep that names no task runs every one but fluency and describing, which load a language model
     from textveil.evaluation.utility_tasks import default_utility_tasks
 
-    assert set(default_utility_tasks()) == expected - {"fluency"}
+    assert set(default_utility_tasks()) == expected - {"fluency", "describing"}
     for entry in UTILITY_TASKS.entries():  # one list: each entry names a runner that exists
         assert entry.description and "\n" not in entry.description
         assert issubclass(entry.load(), UtilityRunner)

@@ -173,29 +173,33 @@ def llama_cpp_unavailable() -> str | None:
         if key in known:
             _VERDICT[key] = known[key] or None
             return _VERDICT[key]
-        verdict = _check_in_subprocess()
+        verdict, about_the_cpu = _check_in_subprocess()
         _VERDICT[key] = verdict
-        known[key] = verdict or ""
-        _write_json(memo, known)
+        # Only what the CPU decides is remembered: a missing Python package or a timeout on a busy
+        # machine is fixed by the next install or run, and a kept verdict would outlive the fix.
+        if about_the_cpu:
+            known[key] = verdict or ""
+            _write_json(memo, known)
     return verdict
 
 
-def _check_in_subprocess() -> str | None:
-    """Decode a few tokens of a tiny model with llama.cpp in a child process: None if it worked."""
+def _check_in_subprocess() -> tuple[str | None, bool]:
+    """Decode a few tokens of a tiny model with llama.cpp in a child process: (None if it worked, else
+    why not; whether the verdict belongs to this CPU and library build rather than to this moment)."""
     code = "from textveil.models.engines.native import smoke_test; smoke_test()"
     try:
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=_CHECK_TIMEOUT_S,
                               env={**os.environ, "OMP_NUM_THREADS": "1"})
     except subprocess.TimeoutExpired:
-        return f"llama.cpp did not finish its check on this CPU in {_CHECK_TIMEOUT_S} s; {BUILD_HINT} anew"
+        return f"llama.cpp did not finish its check on this CPU in {_CHECK_TIMEOUT_S} s; {BUILD_HINT} anew", False
     if done.returncode == 0:
-        return None
+        return None, True
     if done.returncode < 0:
         name = signal.Signals(-done.returncode).name
         return (f"llama.cpp was killed by {name} in its check on this CPU (built for instructions it refuses); "
-                f"rebuild it here: {BUILD_HINT}")
+                f"rebuild it here: {BUILD_HINT}"), True
     last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-    return f"llama.cpp failed its check on this CPU ({last}); {BUILD_HINT}"
+    return f"llama.cpp failed its check on this CPU ({last}); {BUILD_HINT}", False
 
 
 def smoke_test() -> None:
@@ -383,8 +387,12 @@ def build(python: str = sys.executable) -> int:
         shutil.rmtree(building, ignore_errors=True)
         print(f"built llama.cpp in {time.perf_counter() - started:.0f} s")
         wheels = sorted(folder.glob("*.whl"))
+    # The wheel itself replaces any other build (--force-reinstall without its dependencies, which would
+    # reinstall numpy); the second call installs only the requirements still missing (diskcache, ...).
     done = subprocess.run([python, "-m", "pip", "install", "-qq", "--no-deps", "--force-reinstall", str(wheels[-1])],
                           capture_output=True, text=True)
+    if done.returncode == 0:
+        done = subprocess.run([python, "-m", "pip", "install", "-qq", str(wheels[-1])], capture_output=True, text=True)
     if done.returncode != 0:
         print(f"note: llama.cpp's wheel would not install ({(done.stderr.strip().splitlines() or [''])[-1][:200]}); "
               "textveil runs its language models on transformers (slower)")
