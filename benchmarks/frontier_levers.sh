@@ -18,13 +18,10 @@ V=${VOCABULARY:-8000}   # the public vocabulary the other levers are tried with
     -m paraphrase:25,30,40 \
     -m "paraphrase[vocabulary=$V]:25,30,40" \
     -m "paraphrase[vocabulary=4000]:25,30" \
-    -m "paraphrase[vocabulary=$V,prompt=neutral]:25,30,40" \
+    -m "paraphrase[vocabulary=$V,width=12]:30,40" \
+    -m "paraphrase[vocabulary=$V,unit=sentence,max_sentences=4,max_new_tokens=16]:30,40" \
+    -m "paraphrase[vocabulary=$V,prompt=neutral]:30" \
     -m "paraphrase[vocabulary=$V,prompt=one-shot]:30" \
     -m "paraphrase[vocabulary=$V,prompt=default-system]:30" \
-    -m "paraphrase[vocabulary=$V,width=10]:30" \
-    -m "paraphrase[vocabulary=$V,width=20]:30" \
-    -m "paraphrase[vocabulary=$V,width=12]:25,30,40" \
-    -m "paraphrase[vocabulary=$V,width=12,prompt=neutral]:30,40" \
-    -m "paraphrase[vocabulary=$V,max_new_tokens=32]:30,40" \
-    -m "paraphrase[vocabulary=$V,unit=sentence,max_sentences=4,max_new_tokens=16]:30,40" \
+    -m "paraphrase[vocabulary=$V,max_new_tokens=32]:30" \
     --out "$OUT"

@@ -201,6 +201,7 @@ def test_one_comparison_holds_a_mechanism_under_several_settings():
     assert (first.grid, first.options) == ([30.0, 40.0], {"prompt": "neutral", "vocabulary": "8000", "width": 12.0})
     assert (second.grid, second.options) == ([25.0], {"prompt": "one-shot", "width": 12.0})
     for bad, message in (("paraphrase[prompt=poem]:30", "unknown --prompt"), ("paraphrase[epsilon=3]", "after ':'"),
-                         ("paraphrase[prompt=neutral", "close its settings"), ("paraphrase[neutral]:30", "PARAM=VALUE")):
+                         ("paraphrase[prompt=neutral", "close its settings"),
+                         ("paraphrase[neutral]:30", "PARAM=VALUE")):
         with pytest.raises(InvalidParameterError, match=message):
             _mechanism_specs([bad], [])

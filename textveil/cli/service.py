@@ -84,7 +84,8 @@ def serve(
     key = None if pseudonym_key is None else read_pseudonym_key(pseudonym_key)  # unreadable: one line, now
     settings = ServiceSettings(
         ledger=ledger, api_token=read_token(token_file), max_body_bytes=max_body_bytes, max_text_chars=max_text_chars,
-        max_texts=max_texts, batched_concurrency=batched_concurrency, request_timeout=timeout, cors_origins=tuple(cors_origins or ()), embeddings=embeddings,
+        max_texts=max_texts, batched_concurrency=batched_concurrency, request_timeout=timeout,
+        cors_origins=tuple(cors_origins or ()), embeddings=embeddings,
         models=tuple(models or ()), pseudonym_key=key, mechanisms=tuple(offered) if offered else None, **options)
     run_service(host, port, settings)
 

@@ -384,7 +384,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         log.info("%s: %s (entities %s), %s%s", what, order.mechanism, order.entities.operator,
                  describe_texts(order.texts),
                  "" if order.subjects is None else f", {len(set(order.subjects))} subject(s)")
-        result = await heavy(lambda abandoned: engine.release(order, abandoned), what, engine.slots_for(order.mechanism))
+        result = await heavy(lambda abandoned: engine.release(order, abandoned), what,
+                             engine.slots_for(order.mechanism))
         log.info("%s: %d release(s)%s", what, len(result["releases"]), ", replayed" if result["replayed"] else "")
         return result
 
