@@ -82,6 +82,47 @@ def test_spans_are_cut_at_line_breaks_and_other_mentions_follow():
     assert [(s.start, s.end) for s in both] == [(0, 3), (13, 16)]
 
 
+def test_the_longer_name_wins_where_two_mentions_start_together_and_words_stay_whole():
+    """"Ann" and "Ann Smith" both found: a later "Ann Smith" is replaced whole, never as "Ann" with
+    "Smith" left standing; "Annex" is not a mention of "Ann"."""
+    text = "Ann Smith and Ann. Then Ann Smith left the Annex."
+    spans = propagate(text, [Found("PERSON", 0, 9, 0.85), Found("PERSON", 14, 17, 0.85)])
+    assert [text[s.start:s.end] for s in spans] == ["Ann Smith", "Ann", "Ann Smith"]
+
+
+def test_a_text_past_spacys_length_limit_is_read_in_pieces_with_exact_offsets():
+    """spaCy refuses a text of over 1,000,000 characters; the stage reads it in pieces cut at line
+    breaks and finds what each piece holds, its offsets in the whole text, to the last line. (The
+    filler lines are single long tokens, so spaCy's work, and the test, stay small.)"""
+    from textveil.pii.detector import PIECE_CHARS, pieces
+
+    filler = ("x" * 9_999 + "\n") * 105
+    text = "Margaret Okafor lives in Portland.\n" + filler + "Call me at (503) 555-0199, Margaret Okafor.\n"
+    assert len(text) > 1_000_000
+    bounds = pieces(text)
+    assert bounds[0][0] == 0 and bounds[-1][1] == len(text) and all(b - a <= PIECE_CHARS for a, b in bounds)
+    assert all(a == previous_end for (a, _), (_, previous_end) in zip(bounds[1:], bounds))
+    assert all(text[b - 1] == "\n" for _, b in bounds[:-1])  # cut after line breaks only
+    screening = EntityStage().apply(text)
+    found = _shown(text, screening)
+    assert found[0] == ("PERSON", "Margaret Okafor") and ("LOCATION", "Portland") in found
+    assert ("PHONE_NUMBER", "(503) 555-0199") in found and found[-1] == ("PERSON", "Margaret Okafor")
+    assert "Margaret" not in screening.text and "555-0199" not in screening.text
+    assert screening.text.endswith("Call me at <PHONE_NUMBER>, <PERSON>.\n") and filler in screening.text
+
+
+def test_a_text_with_thousands_of_entities_is_replaced_part_by_part_in_order():
+    """Replacement runs part by part (the anonymizer rebuilds the whole text per entity): the
+    result and every entity's offsets are those of one pass."""
+    line = "Margaret Okafor wrote to Portland at margaret.okafor@example.com.\n"
+    text = line * 400  # 26,400 characters, 1,200 entities
+    screening = EntityStage().apply(text)
+    assert screening.text == "<PERSON> wrote to <LOCATION> at <EMAIL_ADDRESS>.\n" * 400
+    assert len(screening.entities) == 1_200
+    assert [text[e.start:e.end] for e in screening.entities[-3:]] == [
+        "Margaret Okafor", "Portland", "margaret.okafor@example.com"]
+
+
 def test_bad_options_are_one_line_errors():
     with pytest.raises(InvalidParameterError, match="unknown --entities 'mask'"):
         EntityOptions(operator="mask")

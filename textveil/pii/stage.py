@@ -234,15 +234,20 @@ class EntityStage:
 
         scope = hashlib.sha256(text.encode()).digest() if self.options.scope == "document" else b""
         operators = {span.entity_type: self._operator(span.entity_type, scope) for span in spans}
-        results = [RecognizerResult(s.entity_type, s.start, s.end, s.score) for s in spans]
-        # Spans arrive resolved (no overlaps) and must stay one-to-one with what is replaced, so
-        # the anonymizer is told not to merge neighbours.
-        done = _anonymizer().anonymize(text, results, operators=operators,
-                                                       merge_entities_with_spaces=False)
-        items = sorted(done.items, key=lambda item: item.start)
-        entities = tuple(ReplacedEntity(s.entity_type, s.start, s.end, item.text, s.score)
-                         for s, item in zip(spans, items))
-        return Screening(done.text, entities)
+        written, entities = [], []
+        # The anonymizer rebuilds the whole text for every replacement, so a several-MB text with
+        # tens of thousands of entities is replaced part by part, cut between entities.
+        for start, end, part in _parts(text, spans):
+            results = [RecognizerResult(s.entity_type, s.start - start, s.end - start, s.score) for s in part]
+            # Spans arrive resolved (no overlaps) and must stay one-to-one with what is replaced,
+            # so the anonymizer is told not to merge neighbours.
+            done = _anonymizer().anonymize(text[start:end], results, operators=operators,
+                                           merge_entities_with_spaces=False)
+            items = sorted(done.items, key=lambda item: item.start)
+            written.append(done.text)
+            entities += [ReplacedEntity(s.entity_type, s.start, s.end, item.text, s.score)
+                         for s, item in zip(part, items)]
+        return Screening("".join(written), tuple(entities))
 
     def _operator(self, entity_type: str, scope: bytes) -> Any:
         from presidio_anonymizer.entities import OperatorConfig
@@ -255,6 +260,25 @@ class EntityStage:
             pseudonyms = self._pseudonyms
             return OperatorConfig("custom", {"lambda": lambda value: pseudonyms.value(entity_type, value, scope)})
         return OperatorConfig("replace", {"new_value": placeholder(entity_type)})
+
+
+def _parts(text: str, spans: Sequence[Any], limit: int = 10_000) -> list[tuple[int, int, list[Any]]]:
+    """``text`` cut into consecutive parts of about ``limit`` characters, each cut between two
+    spans (spans in text order, not overlapping), with the spans each part holds.
+
+    >>> from textveil.pii.detector import Found
+    >>> [(a, b, len(p)) for a, b, p in _parts("x" * 25, [Found("PERSON", 2, 4, 1.0), Found("PERSON", 15, 18, 1.0)],
+    ...                                        limit=10)]
+    [(0, 15, 1), (15, 25, 1)]
+    """
+    parts, start, held = [], 0, []
+    for span in spans:
+        if held and span.start - start > limit:
+            parts.append((start, span.start, held))
+            start, held = span.start, []
+        held.append(span)
+    parts.append((start, len(text), held))
+    return parts
 
 
 @functools.lru_cache(maxsize=1)
