@@ -262,15 +262,19 @@ class EntityStage:
         return OperatorConfig("replace", {"new_value": placeholder(entity_type)})
 
 
-def _parts(text: str, spans: Sequence[Any], limit: int = 10_000) -> list[tuple[int, int, list[Any]]]:
-    """``text`` cut into consecutive parts of about ``limit`` characters, each cut between two
-    spans (spans in text order, not overlapping), with the spans each part holds.
+def _parts(text: str, spans: Sequence[Any], limit: int | None = None) -> list[tuple[int, int, list[Any]]]:
+    """``text`` cut into consecutive parts of about ``limit`` characters (default: the pieces spaCy
+    reads, :data:`textveil.pii.detector.PIECE_CHARS`), each cut between two spans (spans in text
+    order, not overlapping), with the spans each part holds.
 
     >>> from textveil.pii.detector import Found
     >>> [(a, b, len(p)) for a, b, p in _parts("x" * 25, [Found("PERSON", 2, 4, 1.0), Found("PERSON", 15, 18, 1.0)],
     ...                                        limit=10)]
     [(0, 15, 1), (15, 25, 1)]
     """
+    from textveil.pii.detector import PIECE_CHARS
+
+    limit = PIECE_CHARS if limit is None else limit
     parts, start, held = [], 0, []
     for span in spans:
         if held and span.start - start > limit:
