@@ -10,15 +10,28 @@
 # on 2 cores with llama.cpp (15,000 releases each).
 #
 #   BEST='paraphrase[vocabulary=8000,width=12]:30' benchmarks/frontier_blog_short.sh
+#
+# ONLY measures just the entries it names, into OUT: a long comparison run as pieces that each land
+# on their own (the same split, seed and attacks, so their rows join into one table with
+# frontier_levers_table.py):
+#
+#   ONLY='paraphrase:40' OUT=benchmarks/out/frontier-blog-short-paraphrase-40 benchmarks/frontier_blog_short.sh
 set -euo pipefail
 DATA=${DATA:-../shared/data}
 OUT=${OUT:-benchmarks/out/frontier-blog-short}
 PYTHON=${PYTHON:-.venv/bin/python}
 BEST=${BEST:-}
-extra=()
-for entry in $BEST; do extra+=(-m "$entry"); done
+ONLY=${ONLY:-}
+entries=()
+if [ -n "$ONLY" ]; then
+    for entry in $ONLY; do entries+=(-m "$entry"); done
+else
+    entries+=(-m emp:10,15)
+    for entry in $BEST; do entries+=(-m "$entry"); done
+    entries+=(-m paraphrase:40,30,25 -m restyle:0.7)
+fi
 "$PYTHON" -m textveil.cli compare --risk-corpus "$DATA/blog_short/blog_short.jsonl" --label-field user \
     --known-per-label 70 --collapse-per-label \
     --attacks char3-svm,word1-svm,length,topic-svm --utility semantic-similarity,fluency,describing --seed 1 \
-    -m emp:10,15 "${extra[@]}" -m paraphrase:40,30,25 -m restyle:0.7 \
+    "${entries[@]}" \
     --out "$OUT"

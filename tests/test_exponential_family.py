@@ -13,8 +13,12 @@ from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.mechanisms.random_replacement import RandomReplacement
 from textveil.mechanisms.sampling import exponential_mechanism_probabilities
 from textveil.mechanisms.syntf import SynTF
+from textveil.text.placeholders import placeholders
+from textveil.text.tokenize import word_key
 
 WORDS = ["cat", "dog", "tax", "law", "sun", "sea", "red", "blue", "run", "walk"]
+RELEASED = WORDS + placeholders()
+"""What the mechanisms draw from: the words and the entity stage's placeholders (one entry each)."""
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +28,7 @@ def small() -> WordEmbeddings:
 
 
 def _frequencies(releases, vocabulary) -> np.ndarray:
-    counts = Counter(word for release in releases for word in release.text.lower().split())
+    counts = Counter(word_key(word) for release in releases for word in release.text.split())
     return np.array([counts[w] for w in vocabulary], dtype=float)
 
 
@@ -40,8 +44,8 @@ def test_syntf_ratings_differ_between_candidates_and_stay_in_unit_interval(small
 
 def test_syntf_at_small_epsilon_is_uniform(small):
     releases = SynTF(1e-6, small, layout="keep", seed=1).sanitize_many(["cat cat dog tax"] * 1500)
-    counts = _frequencies(releases, WORDS)
-    assert counts.sum() == 6000
+    counts = _frequencies(releases, RELEASED)
+    assert counts.sum() == 6000  # every released token is a vocabulary entry
     assert stats.chisquare(counts).pvalue > 1e-3
 
 
@@ -51,7 +55,7 @@ def test_syntf_at_large_epsilon_concentrates_on_the_highest_rated_words(small):
     scores = syntf.ratings("cat cat dog tax tax tax".split())
     top = WORDS[int(np.argmax(scores))]
     assert top == "tax"  # tf 3 beats cat's tf 2, at a comparable idf
-    counts = _frequencies(releases, WORDS)
+    counts = _frequencies(releases, RELEASED)
     assert counts[WORDS.index("tax")] / counts.sum() > 0.99
 
 
@@ -60,7 +64,7 @@ def test_syntf_output_frequencies_match_its_exponential_mechanism(small):
     syntf = SynTF(epsilon, small, layout="keep", seed=3).fit(["cat dog", "tax law", "sun sea"])
     document = "cat dog dog sea"
     expected = exponential_mechanism_probabilities(syntf.ratings(document.split()), epsilon, 1.0)
-    counts = _frequencies(syntf.sanitize_many([document] * 3000), WORDS)
+    counts = _frequencies(syntf.sanitize_many([document] * 3000), RELEASED)
     assert stats.chisquare(counts, expected * counts.sum()).pvalue > 1e-3
 
 
@@ -70,15 +74,15 @@ def test_syntf_per_token_likelihood_ratio_stays_within_exp_epsilon(small):
     epsilon = 2.0
     syntf = SynTF(epsilon, small, layout="keep", seed=4)
     first, second = "cat cat cat", "law law law"  # disjoint top words: the ratings move by the whole 1
-    a = _frequencies(syntf.sanitize_many([first] * 4000), WORDS)
-    b = _frequencies(syntf.sanitize_many([second] * 4000), WORDS)
+    a = _frequencies(syntf.sanitize_many([first] * 4000), RELEASED)
+    b = _frequencies(syntf.sanitize_many([second] * 4000), RELEASED)
     pa, pb = a / a.sum(), b / b.sum()
-    for i in range(len(WORDS)):
+    for i in range(len(RELEASED)):
         if min(a[i], b[i]) < 200:
             continue
         log_ratio = abs(np.log(pa[i] / pb[i]))
         error = 4 * np.sqrt(1 / a[i] + 1 / b[i])  # delta-method standard error of a log ratio, times 4
-        assert log_ratio <= epsilon + error, (WORDS[i], log_ratio)
+        assert log_ratio <= epsilon + error, (RELEASED[i], log_ratio)
     top = WORDS.index("cat")
     # one candidate's rating moving by 1 gives exactly exp(epsilon / 2) here (the normalisers are
     # equal): the measured ratio must reach it, or the test could not see a sampler without the 2
@@ -105,8 +109,10 @@ def test_syntf_idf_is_learned_from_the_training_corpus(small):
 
 
 def test_random_replacement_is_uniform_and_ignores_its_input(small):
-    first = _frequencies(RandomReplacement(small, layout="keep", seed=1).sanitize_many(["cat cat cat"] * 1000), WORDS)
-    second = _frequencies(RandomReplacement(small, layout="keep", seed=2).sanitize_many(["sun sea run"] * 1000), WORDS)
+    first = _frequencies(RandomReplacement(small, layout="keep", seed=1).sanitize_many(["cat cat cat"] * 1000),
+                         RELEASED)
+    second = _frequencies(RandomReplacement(small, layout="keep", seed=2).sanitize_many(["sun sea run"] * 1000),
+                          RELEASED)
     assert stats.chisquare(first).pvalue > 1e-3 and stats.chisquare(second).pvalue > 1e-3
     table = np.vstack([first, second])
     assert stats.chi2_contingency(table).pvalue > 1e-3  # same distribution whatever the input

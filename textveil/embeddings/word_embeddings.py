@@ -132,6 +132,7 @@ class WordEmbeddings:
         self._embed_oov = lru_cache(maxsize=65536)(self.oov.embed)
         self._neighbour_indexes: dict[str, Any] = {}
         self._with_marks: dict[tuple[str, ...], WordEmbeddings] = {}
+        self._with_placeholders: WordEmbeddings | None = None
         self._content_hash: str | None = None
         self._longest_norm: float | None = None
 
@@ -235,6 +236,29 @@ class WordEmbeddings:
                 )
                 self._with_marks[key] = extended
         return self._with_marks[key]
+
+    def with_placeholders(self) -> WordEmbeddings:
+        """This vocabulary plus the entity stage's placeholders (``<PERSON>``, ...), each one entry
+        at its own vector: the mean of the public words that describe its type
+        (:mod:`textveil.text.placeholders`). A mechanism then perturbs a placeholder like any word,
+        and may write one for any word, so it is covered like the rest. Built once and reused.
+
+        >>> emb = WordEmbeddings(["person", "someone", "name", "cat"], [[1.0, 0.0], [0.8, 0.2], [0.6, 0.0], [0, 1.0]])
+        >>> extended = emb.with_placeholders()
+        >>> extended.words[4], [round(float(v), 2) for v in extended.vector("<PERSON>")]
+        ('<PERSON>', [0.8, 0.07])
+        """
+        if self._with_placeholders is None:
+            from textveil.text.placeholders import PLACEHOLDER_TYPES, describing_words, placeholder
+
+            added = [placeholder(t) for t in PLACEHOLDER_TYPES if placeholder(t) not in self._index]
+            if not added:
+                self._with_placeholders = self
+            else:
+                vectors = np.stack([self.embed(list(describing_words(p[1:-1]))).mean(axis=0) for p in added])
+                self._with_placeholders = WordEmbeddings(self.words + added, np.concatenate([self.vectors, vectors]),
+                                                         name=self.name, oov=self.oov)
+        return self._with_placeholders
 
     def restrict_to_top(self, k: int) -> WordEmbeddings:
         """The first ``k`` words (the most frequent, for frequency-ordered sources).

@@ -78,6 +78,9 @@ class AutoEncoderMechanism(TrainedNetwork, Mechanism):
     needs_fit: ClassVar[bool] = True
     fit_uses_seed: ClassVar[bool] = True
     embedding_reward: ClassVar[bool] = False
+    placeholder_rule: ClassVar[str] = (
+        "each placeholder is one token of the model's vocabulary (learned from the training texts after the stage), "
+        "drawn like any other (covered by epsilon)")
     # AE-DP has no reward: these stand in for the parameters it does not declare.
     pretrain_epochs: int = 0
     k: int = 5

@@ -163,6 +163,10 @@ class Mechanism:
     """Whether releases are drawn at random (False: the same text always gives the same release)."""
     release_command: ClassVar[str] = ""
     """The command that releases with this mechanism when ``textveil sanitize`` cannot (a key to keep)."""
+    placeholder_rule: ClassVar[str] = "each placeholder is one word token, treated like any other word"
+    """What the mechanism does with the entity stage's placeholders (``<PERSON>``, one token each,
+    :mod:`textveil.text.placeholders`): a public rule, stated in the Guarantee of a release that
+    held one."""
 
     @classmethod
     def unavailable(cls) -> str | None:

@@ -11,7 +11,9 @@ read; here, the ``size`` commonest tokens of English under the model's own token
   it opens a text and after a space, in lower case and capitalised, cut into the model's tokens;
   the tokens are taken in the order they first appear until there are ``size`` of them;
 - then, whatever the size: the tokens of the digits, of the ASCII punctuation marks (alone and
-  after a space), of a space, a newline and an empty line, and the model's end tokens.
+  after a space), of a space, a newline and an empty line, of the entity stage's placeholders
+  (``<PERSON>``, ... alone and after a space: a release can copy one whole), and the model's end
+  tokens.
 
 The model's control tokens other than the end tokens are never candidates. The set depends only
 on the tokenizer, ``size`` and wordfreq's list (its version is in the digest), so it is built
@@ -33,12 +35,13 @@ from typing import Any
 import numpy as np
 
 from textveil.errors import InvalidParameterError
+from textveil.text.placeholders import placeholders
 
 SMALLEST = 256
 """The smallest vocabulary a release may be drawn from (a size below reads as nothing)."""
 WORDS_SCANNED = 200_000
 """How far down wordfreq's list the words are read for the largest sizes."""
-_FORMAT = 1  # bump when the construction changes
+_FORMAT = 2  # bump when the construction changes (2: the entity stage's placeholders)
 
 
 def parse_vocabulary(value: Any) -> str:
@@ -90,8 +93,8 @@ def output_vocabulary(language_model: Any, vocabulary: str) -> OutputVocabulary:
         ids = _build(language_model, size)
         _remember(memo, ids)
     return OutputVocabulary(ids, _digest(ids), f"the {size:,} commonest tokens of English under the model's "
-                            f"tokenizer (wordfreq {version}'s list), with the digits, punctuation, spaces and end "
-                            f"tokens: {ids.size:,} tokens")
+                            f"tokenizer (wordfreq {version}'s list), with the digits, punctuation, spaces, "
+                            f"placeholders and end tokens: {ids.size:,} tokens")
 
 
 def _build(language_model: Any, size: int) -> np.ndarray:
@@ -114,7 +117,8 @@ def _build(language_model: Any, size: int) -> np.ndarray:
         if len(chosen) >= size:
             break
     kept = list(chosen)[:size]
-    always = [*string.digits, *string.punctuation, *(" " + mark for mark in string.punctuation), " ", "\n", "\n\n"]
+    always = [*string.digits, *string.punctuation, *(" " + mark for mark in string.punctuation), " ", "\n", "\n\n",
+              *placeholders(), *(" " + p for p in placeholders())]
     for ids in language_model.tokenizer(always, add_special_tokens=False)["input_ids"]:
         kept += [int(token) for token in ids if token not in excluded]
     kept += [int(token) for token in language_model.end_token_ids]

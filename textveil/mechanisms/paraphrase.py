@@ -50,6 +50,7 @@ accounting: the style-normalisation baseline, its risk measured, not bounded.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -67,6 +68,8 @@ from textveil.mechanisms.sampling import (
 from textveil.models.device import check_device
 from textveil.privacy.claims import ReleaseView
 from textveil.privacy.guarantee import Guarantee
+from textveil.text.placeholders import is_placeholder
+from textveil.text.tokenize import find_words
 
 SYSTEM_PROMPT = "You rewrite texts in plain, neutral English."
 INSTRUCTION = "Paraphrase the following text in your own words:"
@@ -187,11 +190,18 @@ class LanguageModelRewriter(Mechanism):
 
     # -- the template ------------------------------------------------------------------
 
+    placeholder_rule = ("each placeholder is kept whole in the prompt (no cut splits one, and a public note after "
+                        "the input asks to keep it as written), and its tokens are in the output vocabulary: the "
+                        "model may copy it, each token drawn like any other (covered by epsilon)")
+
     def prompt_ids(self, text: str) -> list[int]:
-        """The template holding ``text``, cut to its first ``max_input_tokens`` model tokens."""
+        """The template holding ``text``, cut to its first ``max_input_tokens`` model tokens (never
+        inside a placeholder), then the public placeholder note where it holds any."""
         lm = self._lm()
         kept = lm.decode(lm.encode(text)[: self.max_input_tokens])
-        return template_prompt(lm, kept, self.prompt)
+        if len(kept) < len(text):
+            kept = _PARTIAL_PLACEHOLDER.sub("", kept)
+        return template_prompt(lm, with_placeholder_note(kept), self.prompt)
 
     def release_view(self, text: str) -> ReleaseView:
         """``text`` as the Guarantee sees it: what the model reads (the template holding the input cut
@@ -340,6 +350,29 @@ class LanguageModelRewriter(Mechanism):
                 "and the replies joined by spaces; the rest is not read",
                 f"each sentence is read up to its first {self.max_input_tokens} model tokens (a public rule)",
                 "an empty input is released empty")
+
+
+_PARTIAL_PLACEHOLDER = re.compile(r"<\w*\Z")
+PLACEHOLDER_NOTE = "(Keep {listed} exactly as written: each stands for a detail that was removed.)"
+"""A public note put after an input that holds the entity stage's placeholders, so the model copies
+them rather than guessing a name: the same words for every text, naming only the placeholders."""
+
+
+def with_placeholder_note(text: str) -> str:
+    """``text`` with :data:`PLACEHOLDER_NOTE` after it where it holds placeholders.
+
+    >>> print(with_placeholder_note("Ask <PERSON> in <LOCATION>, <PERSON>."))
+    Ask <PERSON> in <LOCATION>, <PERSON>.
+    <BLANKLINE>
+    (Keep <PERSON> and <LOCATION> exactly as written: each stands for a detail that was removed.)
+    >>> with_placeholder_note("No names here.")
+    'No names here.'
+    """
+    found = list(dict.fromkeys(word for word in find_words(text) if is_placeholder(word) and word.isupper()))
+    if not found:
+        return text
+    listed = found[0] if len(found) == 1 else ", ".join(found[:-1]) + " and " + found[-1]
+    return f"{text}\n\n{PLACEHOLDER_NOTE.format(listed=listed)}"
 
 
 INPUT_MARK = "\ue000"

@@ -457,6 +457,7 @@ class Pivot(Mechanism):
     """
 
     name = "pivot"
+    placeholder_rule = "each placeholder is one token, mapped onto code words like any other"
     corpus_level: ClassVar[bool] = True
     release_command: ClassVar[str] = "textveil pivot encode CORPUS --l L --out RELEASE --key KEY"
 

@@ -29,6 +29,7 @@ class RandomReplacement(TokenSubstitution):
     """
 
     name = "random"
+    placeholder_rule = "each placeholder is one token, replaced by a uniformly drawn vocabulary entry like any other"
 
     def __init__(self, embeddings: WordEmbeddings | None = None, *, layout: str = "public", seed: int | None = None,
                  batch_words: int = 8192) -> None:

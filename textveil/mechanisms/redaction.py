@@ -44,6 +44,7 @@ class Redaction(Mechanism):
     """The ``redact`` mechanism: replace the chosen features by placeholders."""
 
     name = "redact"
+    placeholder_rule = "each placeholder is copied as it is, like every word this baseline keeps"
     randomised: ClassVar[bool] = False
 
     def __init__(self, *, features: str = ALL_FEATURES, seed: int | None = None) -> None:

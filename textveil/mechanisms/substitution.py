@@ -25,6 +25,7 @@ from textveil.privacy.claims import ReleaseView
 from textveil.privacy.guarantee import Guarantee
 from textveil.text.casing import apply_casing, public_casing_table
 from textveil.text.layout import PUBLIC_MARKS, is_mark, release_units, render_public_layout
+from textveil.text.placeholders import is_placeholder
 from textveil.text.stopwords import is_stop_word
 from textveil.text.tokenize import Token, TokenKind, detokenize, tokenize, word_key
 
@@ -81,12 +82,19 @@ class TokenSubstitution(Mechanism):
         """What the release is: ``"public"``, ``"keep"`` or ``"bag"`` (its Guarantee differs)."""
         return "bag" if self.output == "bag" else self.layout
 
+    placeholder_rule: ClassVar[str] = (
+        "each placeholder is one vocabulary entry, at the mean vector of public words for its type, perturbed "
+        "like any word (covered by epsilon)")
+
     @property
     def vocabulary(self) -> WordEmbeddings:
-        """What a release may contain: the words, plus the public marks in the public layout."""
+        """What a release may contain: the words and the placeholders (one entry each,
+        :meth:`WordEmbeddings.with_placeholders`), plus the public marks in the public layout
+        (after them, so the keep layout's vocabulary is the public one's prefix)."""
+        vocabulary = self.embeddings.with_placeholders()
         if self.release_layout == "public":
-            return self.embeddings.with_marks(PUBLIC_MARKS)
-        return self.embeddings
+            return vocabulary.with_marks(PUBLIC_MARKS)
+        return vocabulary
 
     def vocabulary_hash(self) -> str:
         return self.vocabulary.content_hash()
@@ -185,7 +193,7 @@ class TokenSubstitution(Mechanism):
                 continue
             if keep_stop_words and is_stop_word(token.text):
                 kept += 1
-            elif oov != "perturb" and token.text not in self.embeddings:
+            elif oov != "perturb" and token.text not in self.embeddings and not is_placeholder(token.text):
                 if oov == "keep":
                     kept += 1
                 else:
@@ -221,7 +229,8 @@ class TokenSubstitution(Mechanism):
             # Elsewhere the release writes the vocabulary entry, even where it decoded to the
             # input's token: a curly apostrophe shares a look-up key with a straight one, and
             # copying the input's spelling would leak which one the writer typed.
-            released = apply_casing(original, substitute) if keep else key
+            # A placeholder's capitals are the public rule's: never copied onto a word, nor a word's onto it.
+            released = apply_casing(original, substitute) if keep and not _placeholder_in(original, key) else key
             tokens[position] = Token(released, TokenKind.WORD)
             if not same:
                 changes.append(Change(position, original, released))
@@ -234,6 +243,10 @@ class TokenSubstitution(Mechanism):
             else:
                 text = render_public_layout(kept_tokens, public_casing_table())
         return Release(text=text, guarantee=self._guarantee(plan), changes=tuple(changes), words_unchanged=unchanged)
+
+
+def _placeholder_in(original: str, released: str) -> bool:
+    return is_placeholder(original) or is_placeholder(released)
 
 
 def _copied_spelling(word: str) -> str:

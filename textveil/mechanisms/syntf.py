@@ -38,6 +38,7 @@ from textveil.mechanisms.sampling import sample_exponential_mechanism
 from textveil.mechanisms.substitution import TokenPlan, TokenSubstitution
 from textveil.privacy.guarantee import Guarantee, unprotected_by_layout
 from textveil.text.layout import PUBLIC_MARKS, is_mark
+from textveil.text.placeholders import is_placeholder
 from textveil.text.tokenize import word_key
 
 SENSITIVITY = 1.0
@@ -57,6 +58,8 @@ class SynTF(TokenSubstitution):
     """
 
     name = "syntf"
+    placeholder_rule = ("each placeholder is one vocabulary entry with no content rating: it adds nothing to the "
+                        "document's rating and is drawn only as any unrated entry is (covered by epsilon)")
 
     def __init__(self, epsilon: float, embeddings: WordEmbeddings | None = None, *, rating: str = "tfidf",
                  layout: str = "public", seed: int | None = None, batch_words: int = 8192) -> None:
@@ -69,7 +72,7 @@ class SynTF(TokenSubstitution):
     def _rated_vocabulary(self) -> WordEmbeddings:
         """The entries idf is kept for: the words and the public marks (whatever the layout, so a
         fitted idf serves both layouts; the keep layout's vocabulary is its prefix)."""
-        return self.embeddings.with_marks(PUBLIC_MARKS)
+        return self.embeddings.with_placeholders().with_marks(PUBLIC_MARKS)
 
     def _fit(self, texts: list[str]) -> None:
         """Document frequencies over a training corpus, with scikit-learn's smoothed idf."""
@@ -92,8 +95,10 @@ class SynTF(TokenSubstitution):
     # -- rating and drawing --------------------------------------------------------------
 
     def ratings(self, tokens: list[str]) -> np.ndarray:
-        """rating(x, w) in [0, 1] of every vocabulary entry w for a document of ``tokens``."""
+        """rating(x, w) in [0, 1] of every vocabulary entry w for a document of ``tokens``; the
+        entity stage's placeholders rate nothing (a public token, not the document's content)."""
         vocabulary = self.vocabulary
+        tokens = [token for token in tokens if not is_placeholder(token)]
         if self.rating == "similarity":
             if not tokens:
                 return np.zeros(len(vocabulary))

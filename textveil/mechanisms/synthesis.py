@@ -72,6 +72,8 @@ class NeuralSynthesis(TrainedNetwork, Mechanism):
     """
 
     name = "synth"
+    placeholder_rule = ("placeholders are characters like any others to the character model, learned from the "
+                        "training texts after the stage; it may write them in a new text")
     corpus_level: ClassVar[bool] = True
     needs_fit: ClassVar[bool] = True
     fit_uses_seed: ClassVar[bool] = True

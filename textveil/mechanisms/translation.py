@@ -15,6 +15,7 @@ punctuation. No formal guarantee: the risk is measured (kind ``none``). Determin
 from __future__ import annotations
 
 import functools
+import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -24,6 +25,7 @@ from textveil.errors import InputError
 from textveil.mechanisms.base import Mechanism, ProgressCallback, Release
 from textveil.mechanisms.redaction import no_guarantee
 from textveil.privacy.guarantee import Guarantee
+from textveil.text.placeholders import PLACEHOLDER_PATTERN
 
 PACKAGES = "apertium apertium-eng-spa apertium-eng-cat apertium-spa-cat"
 CHAINS: dict[str, tuple[str, ...]] = {
@@ -75,6 +77,8 @@ class IterativeTranslation(Mechanism):
 
     name = "translate"
     randomised: ClassVar[bool] = False
+    placeholder_rule = ("each placeholder is kept whole and untranslated (Apertium would turn <LOCATION> into "
+                        "<UBICACIÓN>)")
 
     def __init__(self, *, via: str = "spa", rounds: int = 1, seed: int | None = None) -> None:
         self._check_parameters(via=via, rounds=rounds, seed=seed)
@@ -90,12 +94,13 @@ class IterativeTranslation(Mechanism):
         texts = list(texts)
         # One line per text: Apertium translates line by line, and the layout is not kept anyway.
         lines = [" ".join(text.split()) for text in texts]
+        lines, shielded = shield_placeholders(lines)
         for _ in range(self.rounds):
             for pair in CHAINS[self.via]:
                 lines = apertium(pair, lines)
         releases = []
-        for line in lines:
-            released = " ".join(line.split())
+        for line, held in zip(lines, shielded):
+            released = " ".join(unshield_placeholders(line, held).split())
             releases.append(Release(released, self._guarantee(len(released.split()))))
         if progress is not None:
             progress(len(texts))
@@ -108,3 +113,40 @@ class IterativeTranslation(Mechanism):
             ("words Apertium does not know (names, rare words, misspellings), numbers, most punctuation and casing, "
              "copied through the translation", "the sentence structure the rules keep", f"the number of words ({words})"),
             words)
+
+
+_PLACEHOLDERS = re.compile(PLACEHOLDER_PATTERN)
+_SHIELD = "Tvph"
+"""How a placeholder travels through Apertium: an unknown word it copies, numbered within its line."""
+
+
+def shield_placeholders(lines: Sequence[str]) -> tuple[list[str], list[list[str]]]:
+    """Each line with its placeholders (``<PERSON>``) as numbered words Apertium copies untranslated,
+    and the placeholders each line held, for :func:`unshield_placeholders`.
+
+    >>> lines, held = shield_placeholders(["Ask <PERSON> in <LOCATION>.", "No names."])
+    >>> lines, held
+    (['Ask Tvph0 in Tvph1.', 'No names.'], [['<PERSON>', '<LOCATION>'], []])
+    >>> unshield_placeholders("Pregunta Tvph0 en Tvph1.", held[0])
+    'Pregunta <PERSON> en <LOCATION>.'
+    """
+    shielded, held = [], []
+    for line in lines:
+        found: list[str] = []
+
+        def number(match: re.Match[str]) -> str:
+            found.append(match.group())
+            return f"{_SHIELD}{len(found) - 1}"
+
+        shielded.append(_PLACEHOLDERS.sub(number, line))
+        held.append(found)
+    return shielded, held
+
+
+def unshield_placeholders(line: str, held: Sequence[str]) -> str:
+    """``line`` with the numbered words of :func:`shield_placeholders` back as the placeholders."""
+    if not held:
+        return line
+    return re.sub(rf"{_SHIELD}(\d+)", lambda m: held[int(m.group(1))] if int(m.group(1)) < len(held) else m.group(),
+                  line)
+

@@ -97,7 +97,8 @@ class Screened:
             self.mechanism_seconds += time.perf_counter() - started
 
     def _noted(self, release: Release, screening: Screening) -> Release:
-        statement = stage_statement(self.stage.options, screening.entities)
+        statement = stage_statement(self.stage.options, screening.entities,
+                                    getattr(self.mechanism, "placeholder_rule", ""))
         if not statement:
             return release
         guarantee = dataclasses.replace(release.guarantee, entity_stage=statement,

@@ -314,11 +314,21 @@ def recall_summary(entity_types: Sequence[str]) -> str:
     return "measured recall " + ", ".join(shown) + " (presidio-evaluator's generated sentences)"
 
 
-def stage_statement(options: EntityOptions, entities: Sequence[ReplacedEntity]) -> str:
-    """What the stage did to one document, as its Guarantee states it.
+CASING_CHANNEL = ("which words it replaces depends on the input as written, its casing included (spaCy reads "
+                  "capitals: 'the MARKET' may become an organisation where 'the market' does not), so where a "
+                  "placeholder stands is not covered by epsilon either and may tell how the writer capitalises")
+"""The stage's side channel, named wherever the stage is: the public layout copies no casing, but the
+stage decides from the input's own, and what it decided is released."""
+
+
+def stage_statement(options: EntityOptions, entities: Sequence[ReplacedEntity], placeholder_rule: str = "") -> str:
+    """What the stage did to one document, as its Guarantee states it, with the mechanism's rule
+    for placeholders (:attr:`textveil.mechanisms.base.Mechanism.placeholder_rule`) where it wrote any.
 
     >>> stage_statement(EntityOptions(operator="off"), [])
     ''
+    >>> "one token" in stage_statement(EntityOptions(), [ReplacedEntity("PERSON", 0, 3, "<PERSON>", 0.9)], "one token")
+    True
     """
     if not options.enabled:
         return ""
@@ -326,10 +336,14 @@ def stage_statement(options: EntityOptions, entities: Sequence[ReplacedEntity]) 
     replaced = ", ".join(f"{t} x{n}" for t, n in sorted(counts.items())) or "none found"
     how = {"placeholder": "placeholders", "pseudonym": f"keyed pseudonyms (per {options.scope})",
            "drop": "nothing (dropped)"}[options.operator]
+    rule = ""
+    if options.operator == "placeholder" and counts and placeholder_rule:
+        rule = f" In the mechanism, {placeholder_rule}."
     return (f"Before the mechanism, an entity stage (Presidio with spaCy en_core_web_sm) replaced {sum(counts.values())} "
             f"detected entit{'y' if sum(counts.values()) == 1 else 'ies'} ({replaced}) with {how}: best-effort "
             f"detection, not covered by epsilon ({recall_summary(options.entity_types)}); the guarantee holds for the "
-            "text after this stage, and an entity it missed went through the mechanism like any other word.")
+            "text after this stage, and an entity it missed went through the mechanism like any other word. "
+            f"Unprotected: {CASING_CHANNEL}.{rule}")
 
 
 def stage_summary(shown: dict[str, Any], counts: dict[str, int]) -> str:
@@ -338,14 +352,18 @@ def stage_summary(shown: dict[str, Any], counts: dict[str, int]) -> str:
 
     >>> stage_summary(EntityOptions(operator="off").public(), {})
     'entity stage: off (names, places and contact details reach the mechanism as they are)'
-    >>> stage_summary({"operator": "placeholder", "entity_types": ["NO_SUCH"]}, {"PERSON": 2})
-    'entity stage (placeholder): replaced 2 before the mechanism (PERSON 2); best-effort detection, not covered by epsilon (recall not measured)'
+    >>> for part in stage_summary({"operator": "placeholder", "entity_types": ["NO_SUCH"]}, {"PERSON": 2}).split("; "):
+    ...     print(part)
+    entity stage (placeholder): replaced 2 before the mechanism (PERSON 2)
+    best-effort detection, not covered by epsilon (recall not measured)
+    unprotected: which words it replaces depends on the input's casing
     """
     if shown.get("operator", "off") == "off":
         return "entity stage: off (names, places and contact details reach the mechanism as they are)"
     listed = ", ".join(f"{t} {n}" for t, n in Counter(counts).most_common()) or "none found"
     return (f"entity stage ({shown['operator']}): replaced {sum(counts.values())} before the mechanism ({listed}); "
-            f"best-effort detection, not covered by epsilon ({recall_summary(shown.get('entity_types', []))})")
+            f"best-effort detection, not covered by epsilon ({recall_summary(shown.get('entity_types', []))}); "
+            "unprotected: which words it replaces depends on the input's casing")
 
 
 def entity_counts(releases: Sequence[Any]) -> dict[str, int]:

@@ -32,10 +32,12 @@ import re
 
 from textveil.text.tokenize import WORD_PATTERN, word_key
 
-PUBLIC_MARKS: tuple[str, ...] = tuple(string.punctuation)
-"""The marks a release in the public layout may contain: ASCII punctuation and symbols. Any
-other mark of the input (curly quotes, dashes, emoji) is privatised into one of these or into
-a word, so typographic habits do not survive as themselves."""
+PUBLIC_MARKS: tuple[str, ...] = tuple(mark for mark in string.punctuation if mark not in "<>")
+"""The marks a release in the public layout may contain: ASCII punctuation and symbols but the
+angle brackets, which belong to the entity stage's placeholders (``<PERSON>``, one token): a
+release never holds a bare one that reads as half a placeholder. Any other mark of the input
+(curly quotes, dashes, emoji, a bare "<") is privatised into one of these or into a word, so
+typographic habits do not survive as themselves."""
 
 _UNITS = re.compile(rf"({WORD_PATTERN})|(\S)")
 _CLOSING = frozenset(".,!?;:)]}%")  # attach to the token before

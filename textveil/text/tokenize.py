@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from textveil.text.placeholders import PLACEHOLDER_PATTERN, is_placeholder, placeholder_key
+
 
 class TokenKind(enum.Enum):
     WORD = "word"
@@ -28,7 +30,9 @@ class TokenKind(enum.Enum):
 # A word is a run of letters or digits, optionally joined by apostrophes ("don't",
 # "O'Neil", "Reuters'"-less); hyphens split words because embedding vocabularies
 # (wordfreq, GloVe) hold the parts, not the compounds.
-_WORD = r"[^\W_]+(?:['\u2019][^\W_]+)*"
+# A placeholder of the entity stage ("<PERSON>") is one word too: every mechanism then treats it
+# as one public token, never as the marks "<", ">" around a word (textveil.text.placeholders).
+_WORD = rf"{PLACEHOLDER_PATTERN}|[^\W_]+(?:['\u2019][^\W_]+)*"
 WORD_PATTERN = _WORD
 """The regular expression of one word token, for tools that take a pattern (scikit-learn)."""
 _SPACE = r"\s+"
@@ -84,11 +88,14 @@ def is_word(text: str) -> bool:
 
 
 def word_key(word: str) -> str:
-    """The form under which a word is looked up: lower case, straight apostrophes.
+    """The form under which a word is looked up: lower case, straight apostrophes; a placeholder
+    in capitals (the public rule's, not the writer's).
 
-    >>> word_key("Don\u2019t")
-    "don't"
+    >>> word_key("Don\u2019t"), word_key("<Person>")
+    ("don't", '<PERSON>')
     """
+    if word[:1] == "<" and is_placeholder(word):
+        return placeholder_key(word)
     return word.replace("\u2019", "'").lower()
 
 
@@ -99,7 +106,11 @@ def first_rows_by_key(words: list[str]) -> dict[str, int]:
     >>> first_rows_by_key(["Apple", "apple", "Don\u2019t"]) == {"apple": 0, "don't": 2}
     True
     """
-    keys = "\n".join(words).replace("\u2019", "'").lower().split("\n")  # word_key over all words at once
+    joined = "\n".join(words)
+    keys = joined.replace("\u2019", "'").lower().split("\n")  # word_key over all words at once
     if len(keys) != len(words):  # a word holding a line break: one at a time
         keys = [word_key(word) for word in words]
+    elif "<" in joined:  # placeholders keep their capitals
+        keys = [placeholder_key(word) if word[:1] == "<" and is_placeholder(word) else key
+                for word, key in zip(words, keys)]
     return dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))  # an earlier row overwrites a later one
