@@ -177,7 +177,7 @@ def evaluate(
         "attribute-f1 utility task (paper 004)."),
     encoding: str = typer.Option("utf-8", help="Encoding of the risk corpus."),
     utility_encoding: Optional[str] = typer.Option(None, help="Encoding of the utility corpus (default: --encoding)."),
-    no_cache: bool = typer.Option(False, help="Do not reuse or store cached releases."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not reuse or store cached releases."),
     trainings: str = typer.Option(
         "clean,release", help="What attacks are fitted on: clean known texts, known texts released by the same "
         "mechanism (the attacker knows it), or both; the risk is the best attack over them."),

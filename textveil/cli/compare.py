@@ -93,7 +93,7 @@ def compare(
     attribute_field: Optional[str] = typer.Option(None, help="A field holding each author's attribute (e.g. industry): attribute-f1."),
     encoding: str = typer.Option("utf-8", help="Encoding of the risk corpus."),
     trainings: str = typer.Option("clean,release", help="What attacks are fitted on: clean, release or both."),
-    no_cache: bool = typer.Option(False, help="Keep nothing between runs (no release cache, no resume)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Keep nothing between runs (no release cache, no resume)."),
     same_key: bool = typer.Option(
         True, "--same-key/--no-same-key", help="pivot: also fit the attacks on the known texts encoded with the "
         "unknown texts under one key, as one corpus release (the attack a corpus release implies)."),

@@ -142,8 +142,22 @@ class EarthMoversPrivacy(TokenSubstitution):
         return [vocabulary.words[row] for row in rows]
 
     def _substitute(self, batch: list[TokenPlan], streams: Sequence[Sequence[np.random.Generator]] | None) -> list[str]:
-        noise = self._draw(batch, streams, self._noise)
-        return self._decode([word for plan in batch for word in plan.originals], noise)
+        # Noise and queries are drawn and decoded batch_words at a time, even inside one long
+        # document: a 123k-word file held 140k x 384 float64 noise rows at once (1.1 GB). Noise
+        # drawn in pieces is the same as drawn at once (sample_laplace_noise), so releases are too.
+        if streams is None:
+            return self._decode_in_pieces([word for plan in batch for word in plan.originals], self._rng,
+                                          self._second_rng)
+        return [word for plan, stream in zip(batch, streams)
+                for word in self._decode_in_pieces(plan.originals, stream[0], stream[1])]
+
+    def _decode_in_pieces(self, words: Sequence[str], rng: np.random.Generator,
+                          second: np.random.Generator) -> list[str]:
+        released: list[str] = []
+        for start in range(0, len(words), self.batch_words):
+            piece = words[start : start + self.batch_words]
+            released += self._decode(piece, self._noise(len(piece), rng, second))
+        return released
 
     def _guarantee(self, plan: TokenPlan) -> Guarantee:
         return Guarantee(

@@ -193,7 +193,8 @@ MECHANISMS.add(Entry(
 # The language-model mechanisms (DP-Prompt and its plain-sampling baseline) share the model,
 # the reply's length and the input's cut.
 _LANGUAGE_MODEL = (
-    Parameter("max_new_tokens", int, "L: the most tokens a reply has (public; the document is (epsilon * L)-DP)",
+    Parameter("max_new_tokens", int, "L: the most tokens a reply has (public; under paraphrase the document is "
+              "(epsilon * L)-DP)",
               64, minimum=0),
     Parameter("max_input_tokens", int, "the input is read up to this many model tokens (a public rule)", 256,
               minimum=0),
@@ -208,7 +209,7 @@ _LANGUAGE_MODEL = (
     Parameter("unit", str, "what one prompt rewrites: the text, or each sentence on its own (the first max_sentences, "
               "cut by a public rule; their number is released unprotected)", "text", choices=("text", "sentence")),
     Parameter("max_sentences", int, "unit=sentence: how many of the input's sentences are rewritten (L tokens each; "
-              "the document is (epsilon * L * max_sentences)-DP)", 4, minimum=0),
+              "under paraphrase the document is (epsilon * L * max_sentences)-DP)", 4, minimum=0),
     Parameter("vocabulary", str, "the output vocabulary (public): all (every token but the control tokens) or N, the "
               "N commonest tokens of English under the model's tokenizer with digits, punctuation and end tokens",
               "all"),
