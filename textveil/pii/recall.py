@@ -2,7 +2,9 @@
 
 The sentences come from presidio-evaluator's generator (templates such as "my name is
 {{person}}" filled with Faker values, each value's span known), seeded, so the set is made
-again from its seed rather than stored. A labelled entity counts as *removed* when every letter
+again from its seed rather than stored; or from a labelled file written by hand
+(``tests/data/pii_second_set.jsonl``, read by :func:`labelled_file`), which the generator did
+not make. A labelled entity counts as *removed* when every letter
 and digit of it lies inside a replaced span (of any type): what privacy needs. A replaced span
 is *right* when it overlaps a labelled entity (of any type). ``benchmarks/pii_recall.py`` writes
 the figures the Guarantee quotes.
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 # presidio-evaluator's label -> the stage's type that should remove it (None: not targeted).
@@ -21,7 +24,7 @@ GOLD_TYPES: dict[str, str | None] = {
     "ORGANIZATION": "ORGANIZATION", "NRP": "NRP", "EMAIL_ADDRESS": "EMAIL_ADDRESS", "PHONE_NUMBER": "PHONE_NUMBER",
     "DOMAIN_NAME": "URL", "URL": "URL", "IP_ADDRESS": "IP_ADDRESS", "CREDIT_CARD": "CREDIT_CARD",
     "IBAN_CODE": "IBAN_CODE", "US_SSN": "US_SSN", "DATE_TIME": "DATE_TIME", "AGE": None, "TITLE": None,
-    "ZIP_CODE": None,
+    "ZIP_CODE": None, "USERNAME": None,
 }
 
 
@@ -67,6 +70,35 @@ def generated_sentences(count: int, seed: int) -> list[LabelledSentence]:
     return [LabelledSentence(r.full_text.replace("\\n", " \n"),
                              tuple((s.entity_type, s.start_position, s.end_position) for s in r.spans))
             for r in records]
+
+
+def labelled_file(path: str | Path) -> list[LabelledSentence]:
+    """The labelled sentences of a JSON-lines file: one object a line with ``text`` and ``spans``,
+    each span ``[label, start, end, value]`` where ``value`` is ``text[start:end]`` (written out so
+    that a reader sees what is labelled, and checked here: an offset that does not match fails).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "set.jsonl"
+    ...     _ = path.write_text('{"text": "I am Ann", "spans": [["PERSON", 5, 8, "Ann"]]}\\n', encoding="utf-8")
+    ...     labelled_file(path)
+    [LabelledSentence(text='I am Ann', spans=(('PERSON', 5, 8),))]
+    """
+    import json
+
+    sentences = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        text, spans = record["text"], []
+        for label, start, end, value in record["spans"]:
+            if not 0 <= start < end <= len(text) or text[start:end] != value:
+                raise ValueError(f"{path}, line {number}: {label} [{start}, {end}) reads "
+                                 f"{text[start:end]!r}, not {value!r}")
+            spans.append((label, start, end))
+        sentences.append(LabelledSentence(text, tuple(spans)))
+    return sentences
 
 
 HONORIFICS = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam", "mister"})
