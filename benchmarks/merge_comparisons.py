@@ -4,7 +4,8 @@ A long ``textveil compare`` (hours per language-model setting) can run as pieces
 same corpora, split, attacks, utility measures, entity stage and seed, and some of the releases
 (``ONLY=... benchmarks/frontier_blog_short.sh``). Their releases were measured against the same
 attacks on the same texts, so they join into one table: this checks that every piece planned the
-same comparison (it refuses pieces that differ, naming what differs), puts the releases side by
+same comparison with the same textveil version (it refuses pieces that differ, naming what
+differs), puts the releases side by
 side in the order given, adds up the time each took, and writes the usual ``results.json``,
 ``report.md``, ``report.html`` and ``frontier.png`` (the frontier computed over all of them).
 
@@ -30,12 +31,14 @@ SAME = ("attacks", "utility", "trainings", "seed", "top_k", "collapse_per_label"
 def differences(first: dict[str, Any], other: dict[str, Any]) -> list[str]:
     """What keeps ``other`` from joining ``first``: plan fields and corpora that differ.
 
-    >>> plan = {"plan": {"seed": 1}, "corpora": {"risk_known": {"hash": "a"}}}
-    >>> differences(plan, {"plan": {"seed": 2}, "corpora": {"risk_known": {"hash": "a"}}})
+    >>> plan = {"plan": {"seed": 1}, "corpora": {"risk_known": {"hash": "a"}}, "textveil_version": "0.4.0"}
+    >>> differences(plan, {"plan": {"seed": 2}, "corpora": {"risk_known": {"hash": "a"}}, "textveil_version": "0.4.0"})
     ['plan.seed: 1 != 2']
     """
     found = [f"plan.{key}: {first['plan'].get(key)} != {other['plan'].get(key)}" for key in SAME
              if first["plan"].get(key) != other["plan"].get(key)]
+    if first.get("textveil_version") != other.get("textveil_version"):  # another version may release otherwise
+        found.append(f"textveil_version: {first.get('textveil_version')} != {other.get('textveil_version')}")
     for role in sorted(set(first["corpora"]) | set(other["corpora"])):
         a, b = (first["corpora"].get(role) or {}).get("hash"), (other["corpora"].get(role) or {}).get("hash")
         if a != b:

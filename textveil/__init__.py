@@ -16,7 +16,7 @@ from textveil.errors import TextveilError
 from textveil.mechanisms import Mechanism, Release
 from textveil.privacy import Guarantee, Secret
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 
 def mechanism(name: str, *, entities: Any = None, embeddings: Any = None, **parameters: Any) -> Any:

@@ -95,6 +95,26 @@ def spacy_model_path() -> Path:
 _rules: tuple[str, ...] = RULES
 
 
+def detection_identity() -> str:
+    """What the stage's findings depend on besides its options: the rules in use, Presidio's
+    version and the spaCy model's (part of a release's fingerprint, so a cached release made
+    with other rules is never read back).
+
+    >>> detection_identity().startswith("rules ")
+    True
+    """
+    import importlib.metadata
+
+    def version(package: str) -> str:
+        try:
+            return importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            return "absent"
+
+    return (f"rules {','.join(_rules) or 'none'}; presidio-analyzer {version('presidio-analyzer')}; "
+            f"{SPACY_MODEL_FOLDER}; pieces {PIECE_CHARS}")
+
+
 def use_rules(rules: Iterable[str]) -> None:
     """Detect with only ``rules`` (some of :data:`textveil.pii.recognisers.RULES`; all of them by
     default) from now on in this process: how ``benchmarks/pii_recall.py --rules`` measures what

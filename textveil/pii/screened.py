@@ -79,9 +79,13 @@ class Screened:
         return dataclasses.replace(released, stats=stats)
 
     def fingerprint(self) -> dict[str, Any]:
-        """The mechanism's fingerprint with the stage's public options: a release with another
-        stage is another release (cache keys)."""
-        return {**self.mechanism.fingerprint(), "entities": self.stage.options.public()}
+        """The mechanism's fingerprint with the stage's public options and what detects (the rules
+        in use, Presidio's and the spaCy model's versions): a release with another stage is
+        another release (cache keys)."""
+        from textveil.pii.detector import detection_identity
+
+        return {**self.mechanism.fingerprint(), "entities": self.stage.options.public(),
+                "detection": detection_identity()}
 
     def speeds(self) -> dict[str, float | None]:
         """Words per second of the stage and of the mechanism, over what this object released."""
