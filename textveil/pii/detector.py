@@ -139,8 +139,26 @@ def rules_in_use() -> tuple[str, ...]:
     return _rules
 
 
+def _import_presidio() -> None:
+    """Import presidio_analyzer without ``transformers``. Presidio imports ``transformers.pipeline``
+    at import time for an NLP engine the stage never uses (it runs spaCy's small pipeline): that
+    cost 3.6 s and 240 MB of every process that ran the stage. Where ``transformers`` is not loaded
+    yet, it is hidden while Presidio is imported (Presidio then takes its own "not installed"
+    path) and shown again at once, so a language model loads it as usual afterwards."""
+    import sys
+
+    if "presidio_analyzer" in sys.modules or "transformers" in sys.modules:
+        return
+    sys.modules["transformers"] = None  # type: ignore[assignment]  # what makes an import raise ImportError
+    try:
+        import presidio_analyzer  # noqa: F401
+    finally:
+        del sys.modules["transformers"]
+
+
 @functools.lru_cache(maxsize=2)
 def _nlp_engine(fac_places: bool) -> Any:
+    _import_presidio()
     from presidio_analyzer.nlp_engine import NerModelConfiguration, NlpEngineProvider
 
     mapping = NerModelConfiguration().model_to_presidio_entity_mapping
@@ -157,6 +175,7 @@ def analyzer() -> Any:
     (:mod:`textveil.pii.recognisers`), built once per process."""
     require_stage()
     _use_bundled_suffix_list()
+    _import_presidio()
     import logging
 
     from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
@@ -189,6 +208,7 @@ def detect_many(texts: Sequence[str], entity_types: Sequence[str], *, threshold:
     model sometimes runs a signature's name into the next line) and overlaps resolved: the
     higher score wins, then the longer span.
     """
+    _import_presidio()
     from presidio_analyzer import BatchAnalyzerEngine, PatternRecognizer
 
     from textveil.pii.recognisers import extended_names, listed_names
