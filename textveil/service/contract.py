@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from textveil.registry import Parameter
-    from textveil.service.app import ServiceSettings
+    from textveil.service.settings import ServiceSettings
     from textveil.service.engine import ServiceEngine
 
 NON_BLANK = r"[^\t-\r\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
