@@ -26,12 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import machine_info
 
-from bench_common import machine_info  # noqa: E402
-
-from textveil.pii.stage import DEFAULT_TYPES, EntityOptions, EntityStage  # noqa: E402
-from textveil.text.tokenize import find_words  # noqa: E402
+from textveil.pii.stage import DEFAULT_TYPES, EntityOptions, EntityStage
+from textveil.text.tokenize import find_words
 
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "blog_short" / "blog_short.jsonl"
 
