@@ -256,3 +256,42 @@ def chromium_browser():
                         "to a working Chromium, or reinstall it (Debian: apt-get install --reinstall chromium)")
         yield launched
         launched.close()
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    """The documentation site, built strictly from mkdocs.yml into a temporary folder, once per session
+    (about 15 s): the site tests of every module share it."""
+    import os
+    import subprocess
+
+    folder = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # Material's banner about its successor
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(folder), "-f", "mkdocs.yml"],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    output = built.stdout + built.stderr
+    assert built.returncode == 0, f"mkdocs build --strict failed:\n{output[-4000:]}"
+    warnings = [line for line in output.splitlines() if "WARNING" in line]
+    assert not warnings, "mkdocs build printed warnings:\n" + "\n".join(warnings)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def served(site):
+    """The built site on a free loopback port (Python's http.server, in a thread); yields its base URL."""
+    import functools
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    thread.join(10)

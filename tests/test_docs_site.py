@@ -2,46 +2,21 @@
 link or anchor, no unresolved cross-reference, no docstring the API reference cannot parse), the
 pages a newcomer needs are there, and two of them render in headless Chromium.
 
-The site is built once per module into a temporary folder (about 15 s on 2 cores). Skipped, with
-the fix, where MkDocs is not installed; the browser test skips where Playwright or Chromium is
-missing (the launch is the web page tests', imported from ``test_web_page``).
+The site is built once per session into a temporary folder (conftest.py's ``site``, about 15 s on
+2 cores). Skipped, with the fix, where MkDocs is not installed; the browser test skips where
+Playwright or Chromium is missing (the launch is conftest.py's ``chromium_browser``).
 """
 
 from __future__ import annotations
 
-import functools
-import http.server
 import importlib.util
-import os
-import subprocess
-import sys
-import threading
-from pathlib import Path
 
 import pytest
-
-from conftest import REPO_ROOT
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None,
     reason="MkDocs is not installed, so the documentation site cannot be built: pip install -e \".[docs]\"",
 )
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    """The site, built strictly from mkdocs.yml into a temporary folder."""
-    folder = tmp_path_factory.mktemp("site")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # Material's banner about its successor
-    built = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(folder), "-f", "mkdocs.yml"],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
-    )
-    output = built.stdout + built.stderr
-    assert built.returncode == 0, f"mkdocs build --strict failed:\n{output[-4000:]}"
-    warnings = [line for line in output.splitlines() if "WARNING" in line]
-    assert not warnings, "mkdocs build printed warnings:\n" + "\n".join(warnings)
-    return folder
 
 
 def test_the_site_builds_strictly_with_the_pages_a_newcomer_needs(site):
@@ -74,22 +49,6 @@ def test_the_cli_reference_lists_every_command_with_its_help(site):
     assert 'id="textveil-sanitize"' in cli and "Usage: textveil sanitize" in cli
     for command in ("compare", "release", "serve", "audit", "budget set-cap", "pivot encode"):
         assert f"textveil {command}" in cli
-
-
-@pytest.fixture(scope="module")
-def served(site):
-    """The built site on a free loopback port (Python's http.server, in a thread); yields its base URL."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    thread.join(10)
 
 
 @pytest.fixture(scope="module")
