@@ -302,6 +302,36 @@ def test_report_states_where_identification_halves(tmp_path):
             "| topic-5nn |") in markdown and "(between 10 and 20)" in markdown
 
 
+def test_a_report_with_no_halving_row_says_why_instead_of_an_empty_table(tmp_path):
+    import re
+
+    def halving_section(results: dict) -> str:
+        write_report(results, tmp_path / "r")
+        markdown = (tmp_path / "r" / "report.md").read_text()
+        return markdown.split("## Where identification has halved")[1].split("\n## ")[0]
+
+    no_topic = fake_results()
+    for point in no_topic["points"]:
+        point["utility"] = {"unigram-cosine": {"value": 0.5, "metric": "cosine", "higher_is_better": True}}
+    section = halving_section(no_topic)
+    assert "No topic-classification task was measured" in section and "|" not in section
+
+    no_clean = fake_results()
+    no_clean["points"] = no_clean["points"][1:]
+    section = halving_section(no_clean)
+    assert "no point on the unmodified text" in section and "|" not in section
+
+    no_parameter = fake_results()
+    no_parameter["plan"]["parameter"] = None
+    no_parameter["points"][1].update(label="random", parameter=None)
+    no_parameter["points"] = no_parameter["points"][:2]
+    assert "no parameter to sweep" in halving_section(no_parameter)
+
+    # and the HTML twin holds no table of headers alone either
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert not re.search(r"<tbody></tbody>", html)
+
+
 def test_pretrained_topic_task_starts_from_the_sweep_embeddings(toy_word_embeddings):
     from textveil.evaluation.utility_tasks import UTILITY_TASKS
 

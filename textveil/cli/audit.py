@@ -1,4 +1,4 @@
-"""The ``audit`` command: textveil checks its own privacy claims from the outside (issue 12).
+"""The ``audit`` command: textveil checks its own privacy claims from the outside.
 
 It builds the mechanism as ``sanitize`` would, asks the library for the pairs that stress it
 (:func:`~textveil.evaluation.audit_pairs.audit_cases`), runs the audit

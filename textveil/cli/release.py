@@ -1,5 +1,5 @@
 """The ``release`` command: a corpus of any size released into shards, streaming, resumable, on
-Dask (issue 14). It parses options as ``textveil sanitize`` does, builds a
+Dask. It parses options as ``textveil sanitize`` does, builds a
 :class:`~textveil.release.job.ReleaseJob` and runs it with a progress bar; the job
 (:mod:`textveil.release.job`) does the rest. No privacy logic lives here.
 

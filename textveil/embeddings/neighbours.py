@@ -36,7 +36,7 @@ class ExactNeighbourIndex:
     once; equal scores resolve to the lowest row.
 
     The products spread over BLAS's own threads (as many as the process gives BLAS:
-    ``OMP_NUM_THREADS``, or ``threadpoolctl``): on this project's 2-core machine that was 1.1x to
+    ``OMP_NUM_THREADS``, or ``threadpoolctl``): on 2 cores that was 1.1x to
     1.5x faster than splitting tiles of queries over Python threads with BLAS single-threaded,
     most where batches are small (``benchmarks/README.md``, "Exact decoding and low precision").
     A process that sets BLAS to one thread and shares the CPUs out itself (the service) gives

@@ -1,4 +1,4 @@
-"""The self-audit (issue 12): many releases of neighbouring inputs through the public API, the
+"""The self-audit: many releases of neighbouring inputs through the public API, the
 most distinguishing output event chosen on runs of their own, and a lower bound on the privacy
 loss from that event's counts on fresh runs, compared with what the Guarantee claims.
 

@@ -1,4 +1,4 @@
-"""Neighbouring inputs that stress a mechanism's Guarantee (issue 12's pair generators).
+"""Neighbouring inputs that stress a mechanism's Guarantee.
 
 Each :class:`AuditCase` is a pair of texts and the mechanism that releases them. Most run the
 mechanism as configured; a *canary* case runs the same class, with the same parameters, over a

@@ -127,7 +127,7 @@ def risk_utility_maps(results: dict[str, Any]) -> bytes:
 
 
 def audit_claims(pairs: list[dict[str, Any]], title: str, unit: str = "privacy loss (nats)") -> bytes:
-    """Claimed against audited loss per pair (issue 12): the claim as a hollow bar, the lower
+    """Claimed against audited loss per pair : the claim as a hollow bar, the lower
     bound proven as a filled one (red where it refutes the claim), the audit's power as a tick;
     a pair the Guarantee claims nothing for is marked "no claim"."""
     figure, axis = plt.subplots(figsize=(max(6.0, 0.75 * len(pairs) + 2), 4.2))

@@ -134,6 +134,30 @@ def halving_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def halving_section(results: dict[str, Any]) -> tuple[list[str], tuple[list[str], list[list[str]]] | None]:
+    """The halving section's paragraphs and table: the table of :func:`halving_rows`, or, where it
+    would have no row, no table and one line that says why (a table of headers alone reads as if
+    something had gone wrong)."""
+    header, rows = halving_rows(results)
+    if rows:
+        return [], (header, rows)
+    points = results["points"]
+    if not any(p.get("parameter") is not None for p in points):
+        reason = ("This mechanism has no parameter to sweep, so there is no grid on which identification could "
+                  "halve: the table above gives the risk of its release.")
+    elif not any(p.get("parameter") is None for p in points):
+        reason = ("This run has no point on the unmodified text (--no-unmodified), so there is no clean level of "
+                  "identification to halve.")
+    elif any(task.startswith("topic") for p in points for task in p["utility"]):
+        reason = ("No attack and topic task were measured both on the unmodified text and on the grid, so no "
+                  "halving point can be read.")
+    else:
+        reason = ("No topic-classification task was measured (topic accuracy is the utility this section reads, as "
+                  "in paper 001), so no halving point is reported; the risk at each value is in the table above. "
+                  "A utility corpus with topic labels (--utility-corpus) adds it.")
+    return [reason], None
+
+
 def _training_cell(found: dict[str, Any]) -> str:
     """The training of a halving row; for the best attack, which attack and training won."""
     if found["attack"] != BEST_ATTACK:
@@ -351,7 +375,7 @@ def write_report(results: dict[str, Any], out_dir: str | Path, title: str = "tex
     sections: list[tuple[str, list[str], tuple[list[str], list[list[str]]] | None]] = [
         ("Correct predictions per parameter value (paper 001, Table 1)", [], table1_rows(results))]
     if has_utility:
-        sections.append(("Where identification has halved (paper 001's shape)", [], halving_rows(results)))
+        sections.append(("Where identification has halved (paper 001's shape)", *halving_section(results)))
     sections.append(("Top-k identification", [], topk_rows(results)))
     sections += _keyed_blocks(results)
     sections.append(("Utility of the release", _utility_notes(results), utility_rows(results) if has_utility else None))

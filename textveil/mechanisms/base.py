@@ -170,7 +170,7 @@ class Mechanism:
 
     @classmethod
     def unavailable(cls) -> str | None:
-        """Why this mechanism cannot run on this machine (one line naming what to install), or None."""
+        """Why this mechanism cannot run here (one line naming what to install), or None."""
         return None
 
     # -- parameters ------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """The recognisers the entity stage adds to Presidio's English ones, and the rules that name them
-(issue 38: recall where it was weak). Each is a general rule, written with Presidio's own means
+for recall where Presidio's own are weak. Each is a general rule, written with Presidio's own means
 (``PatternRecognizer`` patterns, context, checksums, ``PhoneRecognizer`` regions) and measured
 alone in ``docs/entity-stage.md``:
 

@@ -1,4 +1,4 @@
-"""The statistics of a black-box privacy audit (issue 12's core): a lower bound on the privacy
+"""The statistics of a black-box privacy audit: a lower bound on the privacy
 loss of a mechanism from counts of one output event over many releases of two neighbouring
 inputs, in the manner of DP-Sniper and StatDP.
 

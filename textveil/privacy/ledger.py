@@ -1,4 +1,4 @@
-"""The privacy budget ledger (issue 13): what every release spent, per subject and dataset,
+"""The privacy budget ledger: what every release spent, per subject and dataset,
 durable in SQLite (write-ahead log), with caps.
 
 Sequential composition: two releases of one subject at epsilon 10 are a release at epsilon 20,

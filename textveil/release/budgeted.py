@@ -1,5 +1,5 @@
 """A release that spends from a budget ledger: refused before any randomness touches the text
-when it would exceed a cap, and recorded with its spend in one transaction (issue 13).
+when it would exceed a cap, and recorded with its spend in one transaction.
 
 The faces (``textveil sanitize --ledger``, the service) call :func:`release_with_budget`; the
 ledger's bookkeeping is in :mod:`textveil.privacy.ledger`.

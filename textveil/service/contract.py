@@ -2,7 +2,7 @@
 
 The document is built per app, from its settings and from what it offers, so that a request the
 schema calls valid is one the service accepts, and every answer it can give is declared with
-its body (issue 29):
+its body:
 
 - every error is ``{"detail": "one line"}`` (:class:`ErrorBody`), declared for each status code
   a route can return with these settings (FastAPI's default 422 body, a list of objects, is not
