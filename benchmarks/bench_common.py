@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import resource
@@ -106,3 +107,22 @@ def _faiss_info() -> dict[str, Any]:
     except ImportError:  # pragma: no cover - faiss is a dependency, but the other figures stand alone
         return {}
     return {"faiss": faiss.__version__, "faiss_threads": faiss.omp_get_max_threads()}
+
+
+# the texts the language-model benchmarks release (bench_paraphrase, compare_paraphrase_scores, load_service)
+PUBLIC_TEXTS = Path(__file__).resolve().parents[1] / "examples" / "sample.txt"
+BLOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "blog_short" / "blog_short.jsonl"
+
+
+def bench_texts(count: int, corpus: Path = BLOG) -> tuple[list[str], str]:
+    """The first posts of ``corpus`` (a JSONL file with a ``text`` field; by default the blog posts
+    of ../shared/data: their lengths are the use case), else the bundled sample's sentences."""
+    if corpus.is_file():
+        texts = []
+        with corpus.open(encoding="utf-8") as stream:
+            for line in stream:
+                texts.append(json.loads(line)["text"])
+                if len(texts) == count:
+                    return texts, f"{corpus.stem} (first posts)"
+    sentences = [s.strip() + "." for s in PUBLIC_TEXTS.read_text().replace("\n", " ").split(".") if s.strip()]
+    return [sentences[i % len(sentences)] for i in range(count)], "examples/sample.txt sentences"

@@ -221,7 +221,7 @@ def test_recall_on_presidio_evaluators_sentences_meets_issue_38s_goals():
                         "'make test' installs it (the test extra)")
     from textveil.pii.recall import generated_sentences, score
 
-    sentences = generated_sentences(1500, 2026)  # the set benchmarks/pii_recall.py reports
+    sentences = generated_sentences(1500, 2026)  # the set benchmarks/privacy/pii_recall.py reports
     screenings = EntityStage().apply_many([s.text for s in sentences])
     result = score(sentences, [s.entities for s in screenings])
     recall = {kind: row["recall"] for kind, row in result["per_type"].items()}

@@ -1,4 +1,4 @@
-"""The service under load, for real: `benchmarks/load_service.py` (issue 13's load test) at a small
+"""The service under load, for real: `benchmarks/speed/load_service.py` (issue 13's load test) at a small
 size against `textveil serve` processes on 127.0.0.1 with toy vectors. Every phase (steady, the
 server SIGKILLed mid-run and restarted, two servers on one ledger) must end with no error and
 the ledger's totals equal to the accepted spends, exactly; some requests are refused at a cap."""
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_books_stay_exact_through_kills_and_shared_ledgers(vectors):
-    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "load_service.py"), "--requests", "120",
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "speed" / "load_service.py"), "--requests", "120",
                           "--clients", "6", "--words", "12", "--embeddings", str(vectors)],
                          capture_output=True, text=True, timeout=500, cwd=ROOT)
     assert run.returncode == 0, run.stderr[-3000:]

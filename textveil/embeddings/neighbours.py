@@ -109,7 +109,7 @@ class ApproximateNeighbourIndex:
     384-d vectors of norm about 7), where graph search needs to visit a large share of the
     vocabulary to agree with exact decoding, one vector at a time; a scan that touches few
     vectors but reuses each loaded vector for hundreds of queries (BLAS) is several times
-    faster than the exact scan at the same agreement (``benchmarks/bench_sanitize.py``: about
+    faster than the exact scan at the same agreement (``benchmarks/speed/bench_sanitize.py``: about
     3.5x at 100,000 words, 97% agreement at epsilon 20).
 
     Vectors that occur several times (an accent-folding tokenizer gives "in" and "în" the

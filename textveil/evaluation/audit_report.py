@@ -147,7 +147,7 @@ def l_privacy_markdown(report: dict[str, Any]) -> str:
             "each word gets) is a public function of the word counts, so every key makes the same count classes; a "
             "key only names the code words and decides which occurrences each one takes. Attacks that use more than "
             "counts (merging code words by their contexts) can do differently per key; they are measured by "
-            "benchmarks/paper003_pivot.py, not bounded by l.", ""]
+            "benchmarks/papers/paper003_pivot.py, not bounded by l.", ""]
     return "\n".join(lines)
 
 

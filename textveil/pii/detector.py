@@ -117,7 +117,7 @@ def detection_identity() -> str:
 
 def use_rules(rules: Iterable[str]) -> None:
     """Detect with only ``rules`` (some of :data:`textveil.pii.recognisers.RULES`; all of them by
-    default) from now on in this process: how ``benchmarks/pii_recall.py --rules`` measures what
+    default) from now on in this process: how ``benchmarks/privacy/pii_recall.py --rules`` measures what
     each rule adds. The analyzer is built again on its next use.
 
     >>> use_rules(["no-such-rule"])  # doctest: +ELLIPSIS

@@ -6,7 +6,7 @@ again from its seed rather than stored; or from a labelled file written by hand
 (``tests/data/pii_second_set.jsonl``, read by :func:`labelled_file`), which the generator did
 not make. A labelled entity counts as *removed* when every letter
 and digit of it lies inside a replaced span (of any type): what privacy needs. A replaced span
-is *right* when it overlaps a labelled entity (of any type). ``benchmarks/pii_recall.py`` writes
+is *right* when it overlaps a labelled entity (of any type). ``benchmarks/privacy/pii_recall.py`` writes
 the figures the Guarantee quotes.
 """
 

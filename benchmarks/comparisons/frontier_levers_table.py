@@ -1,0 +1,80 @@
+"""The per-lever table of a `textveil compare` (issue 37): for every release, the risk (the best
+attack of every kind and training), what of it content alone gives (``topic-svm``: content words
+only) and what style alone gives (every other attack), MiniLM similarity, the fluency ratio and the
+share of releases that describe the text instead of rewriting it.
+
+    .venv/bin/python benchmarks/comparisons/frontier_levers_table.py benchmarks/out/frontier-levers/results.json \
+        [--out docs/results/frontier-levers/levers.md]
+
+Prints the table (markdown); with --out, writes it there too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+CONTENT_ATTACKS = ("topic-svm",)
+
+
+def best(point: dict[str, Any], keep) -> float | None:
+    """The best top-1 of the attacks ``keep`` admits, over both trainings."""
+    scores = [attack["top1"] for key in ("attacks", "attacks_release") for name, attack in point.get(key, {}).items()
+              if keep(name)]
+    return max(scores) if scores else None
+
+
+def rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row for the unmodified text, then one per release in the comparison's order."""
+    table = []
+    for release in [{"mechanism": "none (the original texts)", "setting": "", "point": results["unmodified"],
+                     "utility": results["unmodified"].get("utility", {})}, *results["releases"]]:
+        point = release["point"]
+        utility = release.get("utility") or {}
+        fluency = utility.get("fluency", {})
+        table.append({
+            "release": release["mechanism"], "setting": release.get("setting", ""),
+            "risk": best(point, lambda name: True),
+            "style": best(point, lambda name: name not in CONTENT_ATTACKS),
+            "content": best(point, lambda name: name in CONTENT_ATTACKS),
+            "similarity": utility.get("semantic-similarity", {}).get("value"),
+            "fluency": fluency.get("value"),
+            "describing": utility.get("describing", {}).get("value"),
+        })
+    return table
+
+
+def markdown(table: list[dict[str, Any]], caption: str) -> str:
+    def shown(value: Any, digits: int = 3) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    lines = [caption, "",
+             "| release | setting | risk | style only | content only (topic-svm) | MiniLM similarity | fluency ratio | "
+             "describes |", "|---|---|---|---|---|---|---|---|"]
+    for row in table:
+        lines.append(f"| {row['release']} | {row['setting']} | {shown(row['risk'])} | {shown(row['style'])} | "
+                     f"{shown(row['content'])} | {shown(row['similarity'])} | {shown(row['fluency'], 2)} | "
+                     f"{shown(row['describing'], 2)} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", type=Path, help="a comparison's results.json")
+    parser.add_argument("--out", type=Path, help="also write the table here")
+    args = parser.parse_args()
+    results = json.loads(args.results.read_text(encoding="utf-8"))
+    plan = results.get("plan", {})
+    caption = (f"Seed {plan.get('seed', '?')}; attacks {', '.join(plan.get('attacks', []))} (each trained on clean and "
+               "on released known texts; risk = the best top-1); content only = topic-svm; style only = the others.")
+    text = markdown(rows(results), caption)
+    print(text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
