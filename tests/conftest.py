@@ -7,6 +7,7 @@ which skips with a clear reason instead of failing.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -295,3 +296,20 @@ def served(site):
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     thread.join(10)
+
+
+NEEDS_MKDOCS = pytest.mark.skipif(
+    importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None,
+    reason="MkDocs is not installed, so the documentation site cannot be built: pip install -e \".[docs]\"",
+)
+"""The documentation site tests' skip: one reason, in one place."""
+
+
+def load_docs_hook(name: str):
+    """A build hook of docs/hooks/ as a module (they are files MkDocs loads, not a package), so a
+    test checks the site with the hook's own rules instead of a copy of them."""
+    spec = importlib.util.spec_from_file_location(f"docs_hook_{name}", REPO_ROOT / "docs" / "hooks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # a dataclass in the hook looks its module up there
+    spec.loader.exec_module(module)
+    return module

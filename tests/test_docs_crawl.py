@@ -15,7 +15,6 @@ Chromium is missing.
 
 from __future__ import annotations
 
-import importlib.util
 import posixpath
 import re
 import struct
@@ -25,10 +24,9 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None,
-    reason="MkDocs is not installed, so the documentation site cannot be built: pip install -e \".[docs]\"",
-)
+from conftest import NEEDS_MKDOCS
+
+pytestmark = NEEDS_MKDOCS
 
 WIDE, PHONE = (1280, 900), (390, 844)
 # Only the measured reports may say when and on what they ran; a user page speaks to the user.

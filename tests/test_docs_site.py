@@ -9,14 +9,12 @@ Playwright or Chromium is missing (the launch is conftest.py's ``chromium_browse
 
 from __future__ import annotations
 
-import importlib.util
 
 import pytest
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None,
-    reason="MkDocs is not installed, so the documentation site cannot be built: pip install -e \".[docs]\"",
-)
+from conftest import NEEDS_MKDOCS
+
+pytestmark = NEEDS_MKDOCS
 
 
 def test_the_site_builds_strictly_with_the_pages_a_newcomer_needs(site):

@@ -12,9 +12,7 @@ phone. About a minute when the site and textveil's caches are warm.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -22,18 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import NEEDS_MKDOCS, REPO_ROOT, load_docs_hook
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None,
-    reason="MkDocs is not installed, so the documentation site cannot be built: pip install -e \".[docs]\"",
-)
+pytestmark = NEEDS_MKDOCS
 
 TEXTVEIL = REPO_ROOT / ".venv" / "bin" / "textveil"
 NO_TEXTVEIL = (f"{TEXTVEIL} is missing ('make demo' creates it), so the page's commands cannot be run as a user "
                "runs them")
-# Lines that differ between two runs of one command (progress, speed): a page cannot show them as printed.
-CHANGING = re.compile(r": done, [\d,]+ of [\d,]+ in [\d.,]+ s$|: done in [\d.,]+ s$|^speed: ")
+# The hook's own filter of the lines that differ between two runs (progress, speed)
+printed_lines = load_docs_hook("first_hour_outputs").printed_lines
 GUARANTEE = ("guarantee:", "released unprotected:", "assumes:")
 
 READ_PAGE = """() => {
@@ -94,8 +89,7 @@ def run_as_user(command: str, folder: Path) -> subprocess.CompletedProcess:
 
 
 def printed(done: subprocess.CompletedProcess) -> list[str]:
-    lines = done.stdout.splitlines() + done.stderr.splitlines()
-    return [line.rstrip() for line in lines if line.strip() and not CHANGING.search(line)]
+    return printed_lines(done.stdout, done.stderr)
 
 
 def test_the_first_release_prints_the_release_and_guarantee_the_page_shows(page_text, user_folder):
