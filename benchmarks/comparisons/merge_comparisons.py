@@ -46,9 +46,24 @@ def differences(first: dict[str, Any], other: dict[str, Any]) -> list[str]:
     return found
 
 
+def plan_mechanism(planned: list[dict[str, Any]], mechanism: dict[str, Any]) -> None:
+    """Add ``mechanism`` to ``planned``; the same mechanism and options from another piece only add
+    their settings to its grid, so the report names each mechanism once."""
+    def key(entry: dict[str, Any]) -> str:
+        return json.dumps({k: v for k, v in entry.items() if k != "grid"}, sort_keys=True)
+    for entry in planned:
+        if key(entry) == key(mechanism):
+            entry["grid"] += [value for value in mechanism["grid"] if value not in entry["grid"]]
+            return
+    planned.append(json.loads(json.dumps(mechanism)))
+
+
 def merge(pieces: list[dict[str, Any]]) -> dict[str, Any]:
     """One comparison holding every piece's releases (the first piece's unmodified point)."""
     merged = json.loads(json.dumps(pieces[0]))
+    first_plan, merged["plan"]["mechanisms"] = merged["plan"]["mechanisms"], []
+    for mechanism in first_plan:  # an earlier merge may have listed one mechanism once per piece
+        plan_mechanism(merged["plan"]["mechanisms"], mechanism)
     seen = {release["id"] for release in merged["releases"]}
     for piece in pieces[1:]:
         added = set()
@@ -58,8 +73,8 @@ def merge(pieces: list[dict[str, Any]]) -> dict[str, Any]:
             seen.add(release["id"])
             added.add(release["mechanism"])
             merged["releases"].append(release)
-        merged["plan"]["mechanisms"] += [m for m in piece["plan"]["mechanisms"]
-                                         if m not in merged["plan"]["mechanisms"]]
+        for mechanism in piece["plan"]["mechanisms"]:
+            plan_mechanism(merged["plan"]["mechanisms"], mechanism)
         spent = merged["measured_seconds"]
         for mechanism, seconds in piece["measured_seconds"].get("by_mechanism", {}).items():
             if mechanism in added:
