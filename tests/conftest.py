@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -298,14 +299,14 @@ def served(site):
     thread.join(10)
 
 
+# The documentation site tests' skip: one reason, in one place.
 NEEDS_MKDOCS = pytest.mark.skipif(
     importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None,
     reason="MkDocs is not installed, so the documentation site cannot be built: pip install -e \".[docs]\"",
 )
-"""The documentation site tests' skip: one reason, in one place."""
 
 
-def load_docs_hook(name: str):
+def load_docs_hook(name: str) -> types.ModuleType:
     """A build hook of docs/hooks/ as a module (they are files MkDocs loads, not a package), so a
     test checks the site with the hook's own rules instead of a copy of them."""
     spec = importlib.util.spec_from_file_location(f"docs_hook_{name}", REPO_ROOT / "docs" / "hooks" / f"{name}.py")
