@@ -234,7 +234,10 @@ def test_paraphrase_guarantee_states_the_bound_and_what_it_rests_on():
     guarantee = release.guarantee
     assert guarantee.kind == "dp" and guarantee.epsilon == epsilon and guarantee.unit == "token"
     assert guarantee.document_epsilon == pytest.approx(epsilon * limit)
-    assert mechanism.spend_per_release() == (pytest.approx(epsilon * limit), "dp epsilon per document")
+    assert mechanism.planned_spend("w1 w2 w3") == (pytest.approx(epsilon * limit), "dp epsilon per document")
+    assert mechanism.spend_per_release() is None  # no cap on the units: the spend depends on the text's units
+    assert mechanism.with_params(max_units=3).spend_per_release() == (pytest.approx(epsilon * limit * 3),
+                                                                      "dp epsilon per document")
     statement = guarantee.statement
     assert f"{width:g}" in statement and "sensitivity" in statement  # the sensitivity w
     assert re.search(rf"/\s*\(?2\s*\*?\s*(w|{re.escape(f'{width:g}')})\b", statement)  # exp(eps u / (2 w))
@@ -362,30 +365,77 @@ def test_every_public_prompt_opens_with_its_own_fixed_tokens(tiny_language_model
         Paraphrase(30.0, language_model=tiny_language_model, prompt="poem")
 
 
-def test_sentence_by_sentence_rewrites_each_sentence_and_names_their_number(tiny_language_model):
-    text = "The market rallied on Friday. Oil prices fell in London!\nWe knit a scarf. The bank said so. Growth."
-    mechanism = Paraphrase(20.0, language_model=tiny_language_model, unit="sentence", max_sentences=3,
-                           max_new_tokens=5, seed=4)
-    assert mechanism.segments(text) == ["The market rallied on Friday.", "Oil prices fell in London!",
-                                        "We knit a scarf."]
-    assert mechanism.spend_per_release() == (pytest.approx(20.0 * 5 * 3), "dp epsilon per document")
+def test_every_unit_of_a_document_is_rewritten_in_order_and_their_number_is_named(tiny_language_model):
+    text = ("The market rallied on Friday. Oil prices fell in London!\nWe knit a scarf.\n\nThe bank said so. "
+            "Growth was slow.")
+    mechanism = Paraphrase(20.0, language_model=tiny_language_model, unit="sentence", max_new_tokens=5, seed=4)
+    assert mechanism.units(text) == ["The market rallied on Friday.", "Oil prices fell in London!", "We knit a scarf.",
+                                     "The bank said so.", "Growth was slow."]
+    assert Paraphrase(20.0, language_model=tiny_language_model).units(text) == [
+        "The market rallied on Friday. Oil prices fell in London!", "We knit a scarf.",
+        "The bank said so. Growth was slow."]
+    assert mechanism.planned_spend(text) == (pytest.approx(20.0 * 5 * 5), "dp epsilon per document")
     release = mechanism.sanitize(text)
     guarantee = release.guarantee
-    assert guarantee.document_epsilon == pytest.approx(20.0 * 5 * 3) and guarantee.words_protected == 15
-    assert "number of the input's sentences, up to 3" in " ".join(guarantee.unprotected)
-    assert "with as many sentences" in guarantee.statement
-    # each sentence is its own reply, from a stream drawn in order from the text's own
-    from textveil.mechanisms.paraphrase import text_generator
-    from textveil.mechanisms.sampling import make_rng
-
-    seeded = Paraphrase(20.0, language_model=tiny_language_model, max_new_tokens=5)
-    parent = text_generator(make_rng(4))
-    pieces = [seeded._release([sentence], [text_generator(parent)], None)[0].text
-              for sentence in mechanism.segments(text)]
-    assert release.text == " ".join(piece for piece in pieces if piece)
+    assert release.units == 5 and release.units_left_out == 0
+    assert guarantee.document_epsilon == pytest.approx(20.0 * 5 * 5) and guarantee.words_protected == 25
+    assert "number of units" in " ".join(guarantee.unprotected) and "as many units" in guarantee.statement
+    assert len(release.text.split("\n\n")) <= 5  # one paragraph per unit (an empty reply leaves none)
     assert mechanism.sanitize("   ").guarantee.words_protected == 0
     views = [mechanism.release_view(t) for t in ("One. Two.", "Three. Four.", "Just one.")]
-    assert len(views[0].units) == len(views[1].units) == 2 and len(views[2].units) == 1 and views[0].draws == 15
+    assert len(views[0].units) == len(views[1].units) == 2 and len(views[2].units) == 1 and views[0].draws == 10
+
+
+def test_a_cap_on_the_units_says_how_much_was_left_out(tiny_language_model):
+    text = "\n\n".join(f"Paragraph number {i} is here." for i in range(6))
+    capped = Paraphrase(20.0, language_model=tiny_language_model, max_units=2, max_new_tokens=3, seed=1)
+    release = capped.sanitize(text)
+    assert release.units == 2 and release.units_left_out == 4
+    assert "4 unit(s) of this input were left out" in release.guarantee.statement
+    assert release.to_dict()["units_left_out"] == 4
+    assert capped.spend_per_release() == (pytest.approx(20.0 * 3 * 2), "dp epsilon per document")
+
+
+def test_a_units_prompt_holds_the_unit_before_it_and_its_released_reply(tiny_language_model):
+    from textveil.mechanisms.paraphrase import template_opening
+
+    mechanism = Paraphrase(30.0, language_model=tiny_language_model, max_new_tokens=4, seed=2)
+    alone = mechanism.prompt_ids("The bank said so.")
+    after = mechanism.prompt_ids("The bank said so.", ("Shares fell.", "Stocks went down."))
+    opening = template_opening(tiny_language_model, "paraphrase")
+    assert alone[: len(opening)] == after[: len(opening)] == opening  # one opening, read once
+    shown = tiny_language_model.decode(after)
+    assert shown.index("Shares fell.") < shown.index("Stocks went down.") < shown.index("The bank said so.")
+    # The replies of a document's later units depend on the earlier ones' replies (context), and
+    # without context each unit is released as it would be alone.
+    text = "\n\n".join(["Shares fell in Tokyo.", "The bank said so.", "Growth was slow."])
+    seeded = dict(language_model=tiny_language_model, max_new_tokens=4, seed=9)
+    assert Paraphrase(30.0, **seeded).sanitize(text).text == Paraphrase(30.0, **seeded).sanitize(text).text
+    alone_release = Paraphrase(30.0, context="none", **seeded).sanitize(text)
+    assert alone_release.units == 3
+
+
+def test_long_documents_go_through_the_engine_together_and_do_not_depend_on_the_batch(tiny_language_model):
+    document = "\n\n".join(f"Paragraph {i} tells of the bank, the market and the rain." for i in range(20))
+    texts = [document, "A short one.", document[:200]]
+    seeded = dict(language_model=tiny_language_model, max_new_tokens=3, seed=5)
+    wide = Paraphrase(30.0, batch_size=64, **seeded).sanitize_many(texts)
+    narrow = Paraphrase(30.0, batch_size=2, **seeded).sanitize_many(texts)
+    assert [r.text for r in wide] == [r.text for r in narrow]
+    assert [r.units for r in wide] == [20, 1, len(Paraphrase(30.0, **seeded).units(document[:200]))]
+    told: list[float] = []
+    Paraphrase(30.0, **seeded).sanitize_many([document], progress=told.append)
+    assert len(told) > 1 and sum(told) == pytest.approx(1.0)  # a long document shows progress as it goes
+
+
+def test_a_reply_ends_at_its_first_line_break(tiny_language_model):
+    from textveil.mechanisms.paraphrase import line_break_tokens
+
+    breaks = line_break_tokens(tiny_language_model)
+    assert breaks and all("\n" in tiny_language_model.decode([token]) for token in breaks)
+    releases = Paraphrase(30.0, language_model=tiny_language_model, max_new_tokens=40, seed=3).sanitize_many(
+        ["The market rallied on Friday and the bank said so."] * 20)
+    assert all("\n" not in release.text for release in releases)
 
 
 def test_the_describing_share_spots_a_release_about_the_text():

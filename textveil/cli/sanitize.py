@@ -194,8 +194,12 @@ def _report(releases, engine, output: Optional[Path]) -> None:
         stderr.print("released unprotected: " + "; ".join(first.unprotected), markup=False)
         return
     if hasattr(engine, "max_new_tokens"):  # a rewriter: its tokens are drawn anew, none stands for an input token
-        stderr.print(f"released {len(releases)} document(s){where}: each rewritten by {engine.name}, every output "
-                     f"token drawn{epsilon} (at most {engine.max_new_tokens} per document)", markup=False)
+        units = sum(r.units for r in releases)
+        left_out = sum(r.units_left_out for r in releases)
+        stderr.print(f"released {len(releases)} document(s){where}: {units:,} unit(s) rewritten by {engine.name}, "
+                     f"every output token drawn{epsilon} (at most {engine.max_new_tokens} per unit)"
+                     + (f"; {left_out:,} unit(s) LEFT OUT by max_units={engine.max_units} (not read, not released)"
+                        if left_out else ""), markup=False)
     else:
         stderr.print(
             f"released {len(releases)} document(s){where}: {protected:,} {first.unit}s perturbed by {engine.name}"

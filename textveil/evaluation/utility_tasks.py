@@ -189,8 +189,22 @@ class SemanticSimilarityRunner(UtilityRunner):
         unchanged = [r == o for r, o in zip(released, self.test.texts)]
         if all(unchanged):
             return 1.0
+        from textveil.utility.aligned_parts import aligned_parts
+
         vectors = self.model.embed(released)
         cosines = np.clip(np.einsum("ij,ij->i", self.original_vectors, vectors), -1.0, 1.0)
+        # A long text (or release) is measured over all of it: part by part, aligned, averaged per text.
+        parts = [aligned_parts(o, r) for o, r in zip(self.test.texts, released)]
+        long = [i for i, pairs in enumerate(parts) if len(pairs) > 1 and not unchanged[i]]
+        if long:
+            pairs = [pair for i in long for pair in parts[i]]
+            ours = self.model.embed([o for o, _ in pairs])
+            theirs = self.model.embed([r for _, r in pairs])
+            part_cosines = np.clip(np.einsum("ij,ij->i", ours, theirs), -1.0, 1.0)
+            start = 0
+            for i in long:
+                cosines[i] = part_cosines[start:start + len(parts[i])].mean()
+                start += len(parts[i])
         cosines[np.array(unchanged)] = 1.0  # an unchanged text is its own vector, whatever the batching
         return float(cosines.mean())
 
@@ -290,7 +304,7 @@ class FluencyRunner(UtilityRunner):
         self.indices = sample_indices(len(test.texts), self.sample_size, self.seed)
         self.model = load_language_model(self.language_model or BUNDLED_MODEL)
         self.originals = [test.texts[i] for i in self.indices]
-        self.original = perplexity(self.model, self.originals, self.max_tokens)
+        self.original = perplexity(self.model, _fluency_parts(self.originals), self.max_tokens)
 
     def measure(self, released: list[str], labels: list[str] | None = None) -> dict[str, Any]:
         self.last = {}  # filled by _ratio: the perplexities behind this release's value
@@ -324,10 +338,22 @@ class FluencyRunner(UtilityRunner):
             raise InvalidParameterError("fluency: every sampled release text is empty; there is nothing to measure")
         # Unchanged texts give the originals' perplexity: skip the model, and report 1 exactly.
         release = self.original if aligned and texts == self.originals else perplexity(
-            self.model, texts, self.max_tokens)
+            self.model, _fluency_parts(texts), self.max_tokens)
         self.last = {"release_perplexity": release.perplexity, "original_perplexity": self.original.perplexity,
                      "texts": release.texts, "empty": empty}
         return 1.0 if release is self.original else release.perplexity / self.original.perplexity
+
+
+FLUENCY_PART_WORDS = 80
+"""A long text is scored in windows of this many words (about 110 model tokens, inside the score's
+128), so the whole of it is read, not its first 128 tokens."""
+
+
+def _fluency_parts(texts: list[str]) -> list[str]:
+    """Each text as the windows the fluency score reads (itself when short)."""
+    from textveil.utility.aligned_parts import word_windows
+
+    return [part for text in texts for part in word_windows(text, FLUENCY_PART_WORDS)]
 
 
 class DescribingShare(UtilityRunner):

@@ -84,6 +84,10 @@ class Release:
     entities: tuple[ReplacedEntity, ...] = ()
     """What the entity stage replaced before the mechanism (offsets in the original text);
     ``changes`` count tokens of the text after that stage."""
+    units: int = 0
+    """For a mechanism that rewrites a document unit by unit: how many units it rewrote."""
+    units_left_out: int = 0
+    """...and how many more it did not read (a public cap on the units, e.g. ``max_units``)."""
 
     def __str__(self) -> str:
         return self.text
@@ -95,6 +99,7 @@ class Release:
             "words_unchanged_by_noise": self.words_unchanged,
             "entities": [entity.to_dict() for entity in self.entities],
             "guarantee": self.guarantee.to_dict(),
+            **({"units": self.units, "units_left_out": self.units_left_out} if self.units else {}),
         }
 
 
@@ -303,6 +308,12 @@ class Mechanism:
         releases = self.sanitize_many(texts, progress=progress)
         return CorpusRelease([r.text for r in releases], None if labels is None else list(labels), True,
                              release_statistics(releases))
+
+    def planned_spend(self, text: str) -> tuple[float, str] | None:
+        """What releasing ``text`` spends from a budget ledger: :meth:`spend_per_release` for every
+        text, unless the mechanism's spend depends on a public function of the text (a rewriter's
+        number of units). Computed before any randomness touches the text."""
+        return self.spend_per_release()
 
     def spend_per_release(self) -> tuple[float, str] | None:
         """What one released text spends from a budget ledger (:mod:`textveil.privacy.ledger`):

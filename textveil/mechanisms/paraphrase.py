@@ -59,6 +59,7 @@ import numpy as np
 
 from textveil.errors import InputError, InvalidParameterError
 from textveil.mechanisms.base import Mechanism, ProgressCallback, Release
+from textveil.mechanisms.document_units import join_units
 from textveil.mechanisms.redaction import no_guarantee
 from textveil.mechanisms.sampling import (
     make_rng,
@@ -194,28 +195,45 @@ class LanguageModelRewriter(Mechanism):
                         "the input asks to keep it as written), and its tokens are in the output vocabulary: the "
                         "model may copy it, each token drawn like any other (covered by epsilon)")
 
-    def prompt_ids(self, text: str) -> list[int]:
-        """The template holding ``text``, cut to its first ``max_input_tokens`` model tokens (never
-        inside a placeholder), then the public placeholder note where it holds any."""
+    def prompt_ids(self, unit: str, previous: tuple[str, str] | None = None) -> list[int]:
+        """The template holding ``unit`` (one unit of a document, :meth:`units`), with the public
+        placeholder note where it holds any; with ``previous`` (the unit before it in its section
+        and the reply released for it), that exchange is shown first, as an earlier turn."""
         lm = self._lm()
-        kept = lm.decode(lm.encode(text)[: self.max_input_tokens])
-        if len(kept) < len(text):
-            kept = _PARTIAL_PLACEHOLDER.sub("", kept)
-        return template_prompt(lm, with_placeholder_note(kept), self.prompt)
+        if previous is None:
+            return template_prompt(lm, with_placeholder_note(unit), self.prompt)
+        return context_prompt(lm, with_placeholder_note(unit), self.prompt,
+                              (with_placeholder_note(previous[0]), previous[1]))
+
+    def units(self, text: str) -> list[str]:
+        """The units of ``text`` a release rewrites, in order, by the public rule of
+        :mod:`textveil.mechanisms.document_units` (``unit``, at most ``max_input_tokens`` model
+        tokens each), the first ``max_units`` of them when that is set; none for an empty text."""
+        found = self.all_units(text)
+        return found if not self.max_units else found[: self.max_units]
+
+    def all_units(self, text: str) -> list[str]:
+        """Every unit of ``text`` (:meth:`units` before the ``max_units`` cap)."""
+        from textveil.mechanisms.document_units import document_units
+
+        if not text.strip():
+            return []
+        lm = self._lm()
+        return document_units(text, self.unit, int(self.max_input_tokens), lambda piece: len(lm.encode(piece)),
+                              lambda piece, size: _token_windows(lm, piece, size))
 
     def release_view(self, text: str) -> ReleaseView:
-        """``text`` as the Guarantee sees it: what the model reads (the template holding the input cut
-        to its first ``max_input_tokens`` tokens, as token ids; sentence by sentence, one such
-        prompt per sentence) goes through at most L draws a piece, and the release copies nothing
-        else. An empty input is released empty without being read (named unprotected), so a pair
-        holding one is not covered; two texts read alike are released alike."""
-        pieces = self.segments(text)
-        if not pieces:
+        """``text`` as the Guarantee sees it: its units (each read by the model with the unit before
+        it and that unit's reply) go through at most L draws each, and the release copies nothing
+        else but their number. An empty input is released empty without being read (named
+        unprotected), so a pair holding one is not covered; two texts cut into the same units are
+        read alike and released alike."""
+        units = self.units(text)
+        if not units:
             return ReleaseView((), (), draws=0)
-        # Sentence by sentence, each sentence is a unit and their number is copied (named
-        # unprotected): two inputs with as many sentences are covered, over every draw of the text.
-        read = tuple(" ".join(str(token) for token in self.prompt_ids(piece)) for piece in pieces)
-        return ReleaseView(read, ("*",) * len(read), draws=int(self.max_new_tokens) * self.most_pieces)
+        # The number of units is copied (named unprotected): two inputs with as many units are
+        # covered, over every draw of the text.
+        return ReleaseView(tuple(units), ("*",) * len(units), draws=int(self.max_new_tokens) * len(units))
 
     def output_vocabulary(self) -> Any:
         """The tokens a release is drawn from (:mod:`textveil.mechanisms.output_vocabulary`): every
@@ -269,18 +287,6 @@ class LanguageModelRewriter(Mechanism):
                                         "give one per text")
         return self._release(texts, [text_generator(make_rng(int(seed))) for seed in seeds], progress)
 
-    def segments(self, text: str) -> list[str]:
-        """What is rewritten, each piece with its own prompt: the text itself, or (``unit =
-        sentence``) its first ``max_sentences`` sentences by a public rule
-        (:func:`textveil.text.sentences.split_sentences`); none for an empty text."""
-        if not text.strip():
-            return []
-        if self.unit == "text":
-            return [text]
-        from textveil.text.sentences import split_sentences
-
-        return split_sentences(text)[: self.max_sentences]
-
     def _release(self, texts: list[str], rngs: list[np.random.Generator],
                  progress: ProgressCallback | None) -> list[Release]:
         from textveil.models.lm_decoding import decode
@@ -288,71 +294,166 @@ class LanguageModelRewriter(Mechanism):
         for text in texts:
             if not isinstance(text, str):
                 raise InvalidParameterError(f"sanitize expects text (str), got {type(text).__name__}")
-        # One row per piece rewritten: the text, or each of its sentences, each piece drawing from
-        # its own stream (a sentence's from its text's stream, in order). An empty text has no
-        # piece: it is released empty (named in every Guarantee).
-        rows: list[tuple[int, str, np.random.Generator]] = []
+        # One row per unit, each drawing from its own stream, drawn in order from its text's stream
+        # (so a release depends on the text and its seed, never on the batch or the schedule). An
+        # empty text has no unit: it is released empty (named in every Guarantee).
+        plan = _UnitPlan()
+        left_out: list[int] = []
         for i, text in enumerate(texts):
-            pieces = self.segments(text)
-            streams = [rngs[i]] if self.unit == "text" else [text_generator(rngs[i]) for _ in pieces]
-            rows += [(i, piece, stream) for piece, stream in zip(pieces, streams)]
+            every = self.all_units(text)
+            kept = every if not self.max_units else every[: self.max_units]
+            left_out.append(len(every) - len(kept))
+            plan.add(i, kept, [text_generator(rngs[i]) for _ in kept], SECTION_UNITS)
         replies: list[tuple[list[int], bool]] = []
-        if rows:
-            lm = self._lm()
-            candidates = self._candidates()
-            prompts = [self.prompt_ids(piece) for _, piece, _ in rows]
-            longest = max(len(p) for p in prompts)
-            if longest + self.max_new_tokens > lm.context_length:
-                raise InvalidParameterError(
-                    f"max_new_tokens = {self.max_new_tokens} after a prompt of {longest} tokens passes the language "
-                    f"model's context of {lm.context_length} tokens: give a smaller max_new_tokens or max_input_tokens")
-            own = [stream for _, _, stream in rows]
-
-            def choose(logits: np.ndarray, chosen_rows: np.ndarray) -> np.ndarray:
-                return candidates[self._draw(logits, candidates, [own[r] for r in chosen_rows])]
-
-            replies = decode(lm, prompts, len(template_opening(lm, self.prompt)), self.max_new_tokens, choose,
-                             batch_size=self.batch_size, progress=_texts_progress(progress, rows, len(texts)))
+        if plan.rows:
+            replies = self._decode_units(plan, _units_progress(progress, plan, len(texts)), decode)
         elif progress is not None and texts:
             progress(len(texts))
-        by_text: dict[int, list[tuple[list[int], bool]]] = {}
-        for (i, _, _), reply in zip(rows, replies):
-            by_text.setdefault(i, []).append(reply)
         releases = []
+        lm = self.language_model
         for i in range(len(texts)):
-            pieces = by_text.get(i, [])
-            drawn = sum(len(tokens) + int(ended) for tokens, ended in pieces)
-            text = " ".join(part for part in (self._lm().decode(tokens).strip() for tokens, _ in pieces) if part)
-            releases.append(Release(text, self._guarantee(drawn, len(pieces))))
+            rows = plan.rows_of_text.get(i, [])
+            drawn = sum(len(replies[r][0]) + int(replies[r][1]) for r in rows)
+            text = join_units([lm.decode(replies[r][0]) for r in rows]) if rows else ""
+            releases.append(Release(text, self._guarantee(drawn, len(rows), left_out[i]), units=len(rows),
+                                    units_left_out=left_out[i]))
         return releases
+
+    def _decode_units(self, plan: _UnitPlan, progress: ProgressCallback | None, decode: Any
+                      ) -> list[tuple[list[int], bool]]:
+        """Every unit of ``plan`` decoded through the engine's batches together: a section's first
+        unit at once, each later one as soon as the unit before it is written (its prompt holds that
+        reply when ``context`` is ``previous``)."""
+        lm = self._lm()
+        candidates = self._candidates()
+        with_context = self.context == "previous"
+        prompts: list[list[int] | None] = [
+            self.prompt_ids(plan.units[row]) if plan.previous[row] is None or not with_context else None
+            for row in range(len(plan.rows))]
+        if not with_context:  # no unit waits for another: every prompt is ready now
+            prompts = [self.prompt_ids(unit) for unit in plan.units]
+        own = plan.streams
+        longest = self._longest_prompt(plan, with_context)
+        if longest + self.max_new_tokens > lm.context_length:
+            raise InvalidParameterError(
+                f"max_new_tokens = {self.max_new_tokens} after a prompt of up to {longest} tokens passes the language "
+                f"model's context of {lm.context_length} tokens: give a smaller max_new_tokens or max_input_tokens")
+
+        def choose(logits: np.ndarray, chosen_rows: np.ndarray) -> np.ndarray:
+            return candidates[self._draw(logits, candidates, [own[r] for r in chosen_rows])]
+
+        def successor(row: int, tokens: list[int], ended: bool) -> tuple[int, list[int]] | None:
+            follower = plan.following[row]
+            if follower is None:
+                return None
+            return follower, self.prompt_ids(plan.units[follower], (plan.units[row], lm.decode(tokens).strip()))
+
+        return decode(lm, prompts, len(template_opening(lm, self.prompt)), self.max_new_tokens, choose,
+                      batch_size=self.batch_size, progress=progress, successor=successor if with_context else None,
+                      longest_prompt=longest, more_end_token_ids=line_break_tokens(lm))
+
+    def _longest_prompt(self, plan: _UnitPlan, with_context: bool) -> int:
+        """A bound on every prompt of ``plan``: a unit's prompt, and with context the unit before it
+        and its reply of at most L tokens (its tokens may merge differently once decoded as text,
+        hence the margin)."""
+        lm = self._lm()
+        alone = max(len(self.prompt_ids(unit)) for unit in plan.units)
+        if not with_context:
+            return alone
+        opening = len(template_opening(lm, self.prompt))
+        return 2 * alone - opening + 2 * int(self.max_new_tokens) + CONTEXT_MARGIN
 
     def _draw(self, logits: np.ndarray, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
         """One token per row of the step's ``logits`` (batch, V), as a position in ``candidates``
         (the output vocabulary), row i with its text's own generator ``rngs[i]``."""
         raise NotImplementedError  # pragma: no cover - each mechanism draws its own way
 
-    def _guarantee(self, drawn: int, pieces: int) -> Guarantee:
+    def _guarantee(self, drawn: int, units: int, left_out: int = 0) -> Guarantee:
         """The Guarantee of a release that drew ``drawn`` tokens (end tokens included) over
-        ``pieces`` rewritten pieces (0: an empty input, nothing read)."""
+        ``units`` rewritten units (0: an empty input, nothing read), ``left_out`` more units not
+        read (the ``max_units`` cap)."""
         raise NotImplementedError  # pragma: no cover
 
-    @property
-    def most_pieces(self) -> int:
-        """How many pieces of a text are rewritten at most (1, or ``max_sentences``)."""
-        return 1 if self.unit == "text" else int(self.max_sentences)
+    def _unit_rule(self) -> str:
+        """The public cut, in words."""
+        return {"paragraph": "each paragraph (ended by an empty line, or by a line break after a sentence's end)",
+                "sentence": "each sentence (cut after '.', '!', '?' or '…' and at paragraph ends)",
+                "text": "the text as few units as fit (whole paragraphs packed together)"}[self.unit]
 
-    def _template_rules(self) -> tuple[str, ...]:
-        if self.unit == "text":
-            return (f"the input is read up to its first {self.max_input_tokens} model tokens (a public rule; the rest "
-                    "is not read)", "an empty input is released empty")
-        return (f"the number of the input's sentences, up to {self.max_sentences}: its first {self.max_sentences} "
-                "sentences (cut by a public rule after '.', '!', '?' or a line break) are each rewritten on their own "
-                "and the replies joined by spaces; the rest is not read",
-                f"each sentence is read up to its first {self.max_input_tokens} model tokens (a public rule)",
+    def _template_rules(self, left_out: int = 0) -> tuple[str, ...]:
+        cap = (f"; at most the first {self.max_units} units are rewritten, the rest is not read"
+               + (f" ({left_out} unit(s) of this input were left out)" if left_out else "")) if self.max_units else ""
+        return (f"the number of units the input is cut into by a public rule: {self._unit_rule()} is a unit, and "
+                f"one longer than {self.max_input_tokens} model tokens is cut into runs of whole sentences, then words, "
+                f"then token windows; the release has one paragraph per unit{cap}",
                 "an empty input is released empty")
 
+    def units_note(self, units: int, left_out: int) -> str:
+        """What a release's units were, in words (the CLI's summary says it)."""
+        return f"{units} unit(s) rewritten" + (f", {left_out} left out by max_units={self.max_units}" if left_out else "")
 
-_PARTIAL_PLACEHOLDER = re.compile(r"<\w*\Z")
+
+SECTION_UNITS = 8
+"""How many consecutive units of a document form a section: a section's units are rewritten in
+order, each prompt holding the unit before it and its reply; sections are rewritten side by side,
+so a long document fills the engine's batches (a public constant: where sections start is a
+function of the text alone, never of the batch)."""
+CONTEXT_MARGIN = 16
+"""Tokens added to the bound on a prompt with context (a reply's tokens may merge differently once
+decoded to text and read again)."""
+
+
+class _UnitPlan:
+    """The units of a batch of texts as rows: each row's unit, stream, the row before it in its
+    section (None: a section's first) and the row after it."""
+
+    def __init__(self) -> None:
+        self.rows: list[int] = []
+        self.units: list[str] = []
+        self.streams: list[np.random.Generator] = []
+        self.previous: list[int | None] = []
+        self.following: list[int | None] = []
+        self.text_of_row: list[int] = []
+        self.rows_of_text: dict[int, list[int]] = {}
+
+    def add(self, text: int, units: list[str], streams: list[np.random.Generator], section: int) -> None:
+        rows = []
+        for k, (unit, stream) in enumerate(zip(units, streams)):
+            row = len(self.rows)
+            first_of_section = k % section == 0
+            self.rows.append(row)
+            self.units.append(unit)
+            self.streams.append(stream)
+            self.previous.append(None if first_of_section else row - 1)
+            self.following.append(None)
+            if not first_of_section:
+                self.following[row - 1] = row
+            self.text_of_row.append(text)
+            rows.append(row)
+        if rows:
+            self.rows_of_text[text] = rows
+
+
+def _token_windows(language_model: Any, piece: str, size: int) -> list[str]:
+    """``piece`` cut into windows of at most ``size`` model tokens (a run with no space in it)."""
+    ids = language_model.encode(piece)
+    return [language_model.decode(ids[start:start + size]) for start in range(0, len(ids), size)]
+
+
+def line_break_tokens(language_model: Any) -> tuple[int, ...]:
+    """The model's tokens that hold a line break: a public stop rule ends a unit's reply at its
+    first line break (a unit is one paragraph of the release; what a small model writes after a
+    break is most often a remark about the task). Computed once per model."""
+    cache = language_model.__dict__
+    if "_line_break_tokens" not in cache:
+        vocabulary = language_model.tokenizer.get_vocab()
+        special = set(language_model.special_token_ids)
+        found = sorted(index for index in vocabulary.values()
+                       if index not in special and "\n" in language_model.decode([index]))
+        cache["_line_break_tokens"] = tuple(found)
+    return tuple(cache["_line_break_tokens"])
+
+
 PLACEHOLDER_NOTE = "(Keep {listed} exactly as written: each stands for a detail that was removed.)"
 """A public note put after an input that holds the entity stage's placeholders, so the model copies
 them rather than guessing a name: the same words for every text, naming only the placeholders."""
@@ -388,8 +489,8 @@ def _template_parts(language_model: Any, prompt: str = "paraphrase") -> tuple[li
         rendered = language_model.chat_text(template.system, f"{template.instruction}\n\n{INPUT_MARK}",
                                             template.example)
         head, tail = rendered.split(INPUT_MARK, 1)
-        cache[prompt] = (list(language_model.encode(head)), tail)
-    return cache[prompt]
+        cache[prompt] = (list(language_model.encode(head)), tail, head)
+    return cache[prompt][:2]
 
 
 def template_opening(language_model: Any, prompt: str = "paraphrase") -> list[int]:
@@ -398,6 +499,22 @@ def template_opening(language_model: Any, prompt: str = "paraphrase") -> list[in
     whatever its input: the opening is read once, and it is a function of the public template
     alone, never of which texts share a batch."""
     return list(_template_parts(language_model, prompt)[0])
+
+
+def context_prompt(language_model: Any, text: str, prompt: str, previous: tuple[str, str]) -> list[int]:
+    """The template holding ``text`` after an earlier exchange: ``previous`` (the unit before it
+    and the reply released for it) as a user turn with the same instruction and the assistant's
+    answer. It starts with the same opening tokens as :func:`template_prompt`'s (the earlier turn
+    opens as every turn does), so both kinds of prompt share the opening read once."""
+    opening = template_opening(language_model, prompt)
+    head = language_model.__dict__["_template_parts"][prompt][2]
+    template = PROMPTS[prompt]
+    rendered = language_model.chat_text(template.system, f"{template.instruction}\n\n{text}", template.example,
+                                        history=((f"{template.instruction}\n\n{previous[0]}", previous[1]),))
+    if not rendered.startswith(head):  # pragma: no cover - a chat template that writes turns otherwise
+        raise InputError(f"the language model's chat template does not open an earlier turn as it opens the "
+                         f"prompt's; rewrite it with context=none")
+    return opening + list(language_model.encode(rendered[len(head):]))
 
 
 def template_prompt(language_model: Any, text: str, prompt: str = "paraphrase") -> list[int]:
@@ -420,14 +537,15 @@ class Paraphrase(LanguageModelRewriter):
     name = "paraphrase"
 
     def __init__(self, epsilon: float, *, score: str = "relative", width: float = DEFAULT_WIDTH,
-                 clip_high: float = DEFAULT_CLIP_HIGH, max_new_tokens: int = 64, max_input_tokens: int = 256,
+                 clip_high: float = DEFAULT_CLIP_HIGH, max_new_tokens: int = 96, max_input_tokens: int = 64,
                  model: str = "smollm2-135m-instruct", engine: str = "auto", vocabulary: str = "all",
-                 prompt: str = "paraphrase", unit: str = "text", max_sentences: int = 4, seed: int | None = None,
-                 language_model: Any = None, batch_size: int = 16, device: str = "auto") -> None:
+                 prompt: str = "paraphrase", unit: str = "paragraph", max_units: int = 0, context: str = "previous",
+                 seed: int | None = None, language_model: Any = None, batch_size: int = 16,
+                 device: str = "auto") -> None:
         self._check_parameters(epsilon=epsilon, score=score, width=width, clip_high=clip_high,
                                max_new_tokens=max_new_tokens, max_input_tokens=max_input_tokens, model=model,
                                engine=engine, vocabulary=vocabulary, prompt=prompt, unit=unit,
-                               max_sentences=max_sentences, seed=seed)
+                               max_units=max_units, context=context, seed=seed)
         self._init_model(language_model, batch_size, device)
 
     @property
@@ -456,21 +574,29 @@ class Paraphrase(LanguageModelRewriter):
         return sample_clipped_exponential_rows(logits, candidates, low, high, self.epsilon, rngs, relative=relative,
                                                sensitivity=self.sensitivity)
 
-    def spend_per_release(self) -> tuple[float, str]:
-        """epsilon * L per text (times max_sentences, sentence by sentence): known before any text
-        is read, whatever the reply's length."""
-        return float(self.epsilon) * self.max_new_tokens * self.most_pieces, "dp epsilon per document"
+    def spend_per_release(self) -> tuple[float, str] | None:
+        """epsilon * L * max_units per text where ``max_units`` caps the units (known before any text
+        is read); None without a cap: the spend then depends on the number of units, a public
+        function of the text (:meth:`planned_spend`)."""
+        if not self.max_units:
+            return None
+        return float(self.epsilon) * self.max_new_tokens * self.max_units, "dp epsilon per document"
 
-    def _guarantee(self, drawn: int, pieces: int) -> Guarantee:
+    def planned_spend(self, text: str) -> tuple[float, str]:
+        """What releasing ``text`` spends: epsilon * L * (its number of units), computed by the public
+        cut before the model reads it (no randomness), whatever the replies' lengths."""
+        return float(self.epsilon) * self.max_new_tokens * len(self.units(text)), "dp epsilon per document"
+
+    def _guarantee(self, drawn: int, units: int, left_out: int = 0) -> Guarantee:
         limit = self.max_new_tokens
-        draws = limit * self.most_pieces  # the most tokens a release draws
+        draws = limit * units  # the most tokens this release could draw
         eps = float(self.epsilon)
         if self.score == "relative":
             rating = f"clip(logit - the step's largest logit, -{self.width:g}, 0)"
         else:
             rating = f"clip(logit, {self.clip_high - self.width:g}, {self.clip_high:g})"
         unprotected = ("nothing copied from the input: every output token, the end token included, was drawn by "
-                       "the mechanism", *self._template_rules())
+                       "the mechanism", *self._template_rules(left_out))
         assumptions = (
             f"the language model ({self.model}) and the prompt template ('{self.prompt}') are public",
             f"its logits were computed by {self.engine_description()} (a public, fixed function of the input)",
@@ -480,23 +606,26 @@ class Paraphrase(LanguageModelRewriter):
             f"w = {self.width:g}" + ("" if self.score == "relative" else f" and b2 = {self.clip_high:g}")
             + (" was" if self.score == "relative" else " were") + " fixed before any private text was seen",
         )
-        length = (f"The reply has at most L = {limit} tokens" if self.unit == "text" else
-                  f"Each of at most {self.max_sentences} sentences gets its own reply of at most L = {limit} tokens, "
-                  f"{draws} tokens in all")
+        context = (" Each unit's prompt shows the unit before it in its section (of at most "
+                   f"{SECTION_UNITS} units) and the reply released for it as an earlier exchange: every token's "
+                   "score still lies in an interval of width w whatever the input, so this costs nothing more."
+                   if self.context == "previous" else "")
         statement = (
             f"paraphrase: each output token v was drawn by the exponential mechanism with epsilon = {eps:g}, "
             f"Pr[v] proportional to exp(epsilon * u(v) / (2 w)) with w = {self.width:g}, over the output vocabulary "
             f"({self._vocabulary_size()}), scored by u(v) = {rating}: the score lies in an interval of width "
             f"{self.width:g} whatever the input, so its sensitivity is {self.width:g} and each draw is "
-            f"{eps:g}-differentially private. {length} (its length is drawn too: the end token is drawn like any "
-            f"other), so by adaptive sequential composition the release is ({eps * draws:g})-differentially private "
-            "against any other input text" + ("" if self.unit == "text" else " with as many sentences")
+            f"{eps:g}-differentially private. The input was cut into {units} unit(s) by a public rule, and each unit "
+            f"got its own reply of at most L = {limit} tokens, ended by an end token or a line break, both drawn "
+            f"like any other token ({draws} draws at most).{context} By adaptive sequential composition the "
+            f"release is ({eps * draws:g})-differentially private against any other input text cut into as many "
+            "units"
             + (f"; this release drew {drawn} token(s), so its own likelihood ratio is at most exp({eps * drawn:g})"
-               if pieces else "")
+               if units else "")
             + ". Released unprotected: " + "; ".join(unprotected) + ". Assumes: " + "; ".join(assumptions) + "."
         )
         return Guarantee(mechanism=self.name, epsilon=eps, kind="dp", unit="token", composition="sequential",
-                         words_protected=draws if pieces else 0, layout="public",
+                         words_protected=draws if units else 0, layout="public",
                          unprotected=unprotected, assumptions=assumptions, statement=statement)
 
 
@@ -506,14 +635,14 @@ class Restyle(LanguageModelRewriter):
 
     name = "restyle"
 
-    def __init__(self, *, temperature: float = 0.7, max_new_tokens: int = 64, max_input_tokens: int = 256,
+    def __init__(self, *, temperature: float = 0.7, max_new_tokens: int = 96, max_input_tokens: int = 64,
                  model: str = "smollm2-135m-instruct", engine: str = "auto", vocabulary: str = "all",
-                 prompt: str = "paraphrase", unit: str = "text", max_sentences: int = 4, seed: int | None = None,
-                 language_model: Any = None, batch_size: int = 16, device: str = "auto") -> None:
+                 prompt: str = "paraphrase", unit: str = "paragraph", max_units: int = 0, context: str = "previous",
+                 seed: int | None = None, language_model: Any = None, batch_size: int = 16,
+                 device: str = "auto") -> None:
         self._check_parameters(temperature=temperature, max_new_tokens=max_new_tokens,
                                max_input_tokens=max_input_tokens, model=model, engine=engine, vocabulary=vocabulary,
-                               prompt=prompt, unit=unit, max_sentences=max_sentences,
-                               seed=seed)
+                               prompt=prompt, unit=unit, max_units=max_units, context=context, seed=seed)
         self._init_model(language_model, batch_size, device)
 
     def _draw(self, logits: np.ndarray, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
@@ -521,14 +650,14 @@ class Restyle(LanguageModelRewriter):
         # epsilon / 2 = 1 / T on the raw logits, which are unbounded (no privacy is claimed).
         return sample_exponential_mechanism_rows(logits[:, candidates], 2.0 / self.temperature, rngs)
 
-    def _guarantee(self, drawn: int, pieces: int) -> Guarantee:
+    def _guarantee(self, drawn: int, units: int, left_out: int = 0) -> Guarantee:
         return no_guarantee(
             self.name,
-            f"The text was rewritten by the language model {self.model} ({self.engine_description()}), sampled at "
-            f"temperature {self.temperature:g} (at most {self.max_new_tokens} tokens"
-            + (")." if self.unit == "text" else f" for each of at most {self.max_sentences} sentences)."),
+            f"The text was cut into {units} unit(s) by a public rule and each rewritten by the language model "
+            f"{self.model} ({self.engine_description()}), sampled at temperature {self.temperature:g} (at most "
+            f"{self.max_new_tokens} tokens a unit).",
             ("anything the model copies from the input: names, places, numbers, rare words and phrasing",
-             "the input's content and much of its structure", *self._template_rules()),
+             "the input's content and much of its structure", *self._template_rules(left_out)),
             drawn)
 
 
@@ -574,20 +703,20 @@ def calibrate_width(language_model: Any, public_texts: Sequence[str], mass: floa
             "default_width": DEFAULT_WIDTH}
 
 
-def _texts_progress(progress: ProgressCallback | None, rows: Sequence[tuple[int, str, Any]],
-                    texts: int) -> ProgressCallback | None:
-    """``progress`` told in texts while the decoder counts finished rows (a text's pieces finish in
-    any order): after k of n rows, about k * texts / n texts are counted, all of them at the end."""
+def _units_progress(progress: ProgressCallback | None, plan: _UnitPlan, texts: int) -> ProgressCallback | None:
+    """``progress`` told in texts while the decoder counts finished units: after k of n units,
+    k * texts / n texts are told (a fraction while one long document is written, so it shows
+    progress; whole numbers where they are), all of them at the end."""
     if progress is None:
         return None
-    total = len(rows)
-    state = {"rows": 0, "told": 0}
+    total = len(plan.rows)
+    state = {"units": 0, "told": 0.0}
 
     def told(done: int) -> None:
-        state["rows"] += done
-        due = texts if state["rows"] >= total else state["rows"] * texts // total
+        state["units"] += done
+        due = float(texts) if state["units"] >= total else state["units"] * texts / total
         if due > state["told"]:
             step, state["told"] = due - state["told"], due
-            progress(step)
+            progress(int(step) if float(step).is_integer() else step)
 
     return told

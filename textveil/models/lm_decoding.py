@@ -16,21 +16,24 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from textveil.models.engines.batching import Chooser, new_job, queue_for
+from textveil.models.engines.batching import Chooser, Successor, new_job, queue_for
 from textveil.models.engines.transformers_engine import length_buckets
 
-__all__ = ["Chooser", "decode", "length_buckets"]
+__all__ = ["Chooser", "Successor", "decode", "length_buckets"]
 
 
 def decode(
     model: Any,
-    prompts: Sequence[Sequence[int]],
+    prompts: Sequence[Sequence[int] | None],
     prefix_length: int,
     max_new_tokens: int,
     choose: Chooser,
     *,
     batch_size: int = 16,
     progress: Callable[[int], None] | None = None,
+    successor: Successor | None = None,
+    longest_prompt: int = 0,
+    more_end_token_ids: Sequence[int] = (),
 ) -> list[tuple[list[int], bool]]:
     """Draw up to ``max_new_tokens`` tokens after each prompt; returns, per prompt, the drawn
     tokens before the end token and whether an end token was drawn.
@@ -40,10 +43,16 @@ def decode(
     (k, V) float32 logits for the prompts ``rows`` (indices into ``prompts``) and returns one token
     id per row. ``batch_size`` rows are decoded at once; ``progress(n)`` is told when n more
     prompts are finished.
+
+    A prompt may be None: ``successor(row, tokens, ended)`` makes it once the row it follows is
+    written (the next unit of a document, whose prompt holds that reply); ``longest_prompt`` bounds
+    every prompt's length, so the engine's slots fit the ones to come. ``more_end_token_ids`` end
+    a reply as the model's end tokens do (a public stop rule).
     """
     if not prompts or max_new_tokens == 0:
         if progress is not None and prompts:
             progress(len(prompts))
         return [([], False) for _ in prompts]
-    job = new_job(model, prompts, prefix_length, max_new_tokens, choose, batch_size, progress)
+    job = new_job(model, prompts, prefix_length, max_new_tokens, choose, batch_size, progress, successor,
+                  longest_prompt, more_end_token_ids)
     return queue_for(model.engine).decode(job)

@@ -45,6 +45,11 @@ class Screened:
     def entity_options(self) -> EntityOptions:
         return self.stage.options
 
+    def planned_spend(self, text: str) -> tuple[float, str] | None:
+        """The mechanism's spend on ``text`` as the stage hands it over (a rewriter's units are cut
+        from the text with its placeholders)."""
+        return self.mechanism.planned_spend(self.stage.apply_many([text])[0].text)
+
     def fit(self, texts: Sequence[str], labels: Sequence[str] | None = None) -> Screened:
         self.mechanism.fit(self.stage.texts(texts), labels)
         return self

@@ -61,15 +61,23 @@ def record_subject(fields: dict[str, Any], subject_field: str, where: str) -> st
     return str(value)
 
 
-def planned_spends(mechanism: Mechanism, subjects: Sequence[str], dataset: str = DEFAULT_DATASET) -> list[Spend]:
-    """One spend per text, from the mechanism's parameters alone (no randomness)."""
-    spend = mechanism.spend_per_release()
-    if spend is None:
+def planned_spends(mechanism: Mechanism, subjects: Sequence[str], dataset: str = DEFAULT_DATASET,
+                   texts: Sequence[str] | None = None) -> list[Spend]:
+    """One spend per text, from the mechanism's parameters and the public cut of each text (no
+    randomness): :meth:`~textveil.mechanisms.base.Mechanism.planned_spend` of ``texts[i]`` where
+    they are given, else the same spend for every subject."""
+    if texts is not None and len(texts) != len(subjects):
+        raise InvalidParameterError(f"{len(subjects)} subjects for {len(texts)} texts: give one subject per text")
+    spends = [mechanism.planned_spend(text) for text in texts] if texts is not None else \
+        [mechanism.spend_per_release()] * len(subjects)
+    if any(spend is None for spend in spends):
+        if texts is None and mechanism.planned_spend("") is not None:  # a caller's slip, not a user's
+            raise InvalidParameterError(f"{mechanism.name} spends by the number of units of each text: give the texts")
         raise InvalidParameterError(
             f"{mechanism.name}'s Guarantee states no epsilon ({mechanism.spec().guarantee}), so a budget ledger cannot "
             "count what its releases spend; release it without --ledger")
-    amount, unit = spend
-    return [Spend(str(subject), amount, unit, mechanism.name, dataset) for subject in subjects]
+    return [Spend(str(subject), spend[0], spend[1], mechanism.name, dataset)  # type: ignore[index]
+            for subject, spend in zip(subjects, spends)]
 
 
 def request_digest(mechanism: Mechanism, texts: Sequence[str], subjects: Sequence[str], dataset: str) -> str:
@@ -97,7 +105,7 @@ def release_with_budget(mechanism: Mechanism, texts: Sequence[str], subjects: Se
         stored = ledger.replay(request_id, digest)
         if stored is not None:
             return BudgetedRelease(stored.response, [], replayed=True)
-    spends = planned_spends(mechanism, subjects, dataset)
+    spends = planned_spends(mechanism, subjects, dataset, texts)
     ledger.check(spends)  # before any randomness touches the text
     releases = mechanism.sanitize_many(texts, progress=progress)
     records = [release.to_dict() for release in releases]

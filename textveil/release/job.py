@@ -153,7 +153,7 @@ def run_release(job: ReleaseJob, runner: Callable[[], AbstractContextManager[Run
     if job.budget is not None:
         from textveil.release.budgeted import planned_spends
 
-        planned_spends(mechanism, ["check"], job.budget.dataset)  # a mechanism without epsilon: one line, now
+        planned_spends(mechanism, ["check"], job.budget.dataset, [""])  # a mechanism without epsilon: one line, now
     shard_format = choose_shard_format(files, job.text_field, job.encoding)
     fingerprint = job_fingerprint(job, files, mechanism, shard_format)
     job.out.mkdir(parents=True, exist_ok=True)
@@ -212,14 +212,17 @@ class _Coordinator:
         budget = self.job.budget
         assert budget is not None
         everyone: set[str] = set()
-        todo: Counter[str] = Counter()
+        todo: dict[str, Any] = {}  # subject -> its spends summed over the shards not yet recorded
         for index, _, batch in self._shards():
             subjects = [budget.subject_of(record) for record in batch]
             everyone.update(subjects)
             if budget.ledger.replay(self.request_id(index)) is None:
-                todo.update(subjects)
-        spends = planned_spends(self.mechanism, list(todo), budget.dataset)
-        budget.ledger.check([dataclasses.replace(s, amount=s.amount * todo[s.subject]) for s in spends])
+                texts = [record.fields[self.job.text_field] for record in batch]
+                for spend in planned_spends(self.mechanism, subjects, budget.dataset, texts):
+                    known = todo.get(spend.subject)
+                    todo[spend.subject] = spend if known is None else \
+                        dataclasses.replace(known, amount=known.amount + spend.amount)
+        budget.ledger.check(list(todo.values()))
         return sorted(everyone)
 
     def request_id(self, index: int) -> str:
@@ -249,7 +252,7 @@ class _Coordinator:
         subjects = [budget.subject_of(record) for record in batch]
         texts = [record.fields[self.job.text_field] for record in batch]
         budget.ledger.record(
-            planned_spends(self.mechanism, subjects, budget.dataset), request_id=self.request_id(index),
+            planned_spends(self.mechanism, subjects, budget.dataset, texts), request_id=self.request_id(index),
             response={"job": self.state.job_id, "shard": index, "first": first, "records": len(batch)},
             digest=request_digest(self.mechanism, texts, subjects, budget.dataset))
 

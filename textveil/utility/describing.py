@@ -28,7 +28,10 @@ _OPENINGS = re.compile(
 _PHRASES = re.compile(
     r"\b(?:" + _SUBJECTS + r")\s+(?:is|was|conveys|expresses|describes|discusses|talks|says|mentions|seems|appears|"
     r"highlights|reflects|shares|suggests|uses|tells)\b|\b(?:re-?written|paraphrased)\s+(?:version|text)\b|"
-    r"\bin\s+your\s+own\s+words\b", re.IGNORECASE)
+    r"\bin\s+your\s+own\s+words\b|\bthe\s+original\s+(?:text|paragraph|sentence|passage|version)\b|"
+    r"\bin\s+simpler\s+terms\b|\banother\s+way\s+to\s+(?:rephrase|say|put|write)\b|\brephras(?:e|ed|ing)\b|"
+    r"\bthat(?:'s|\s+is)\s+an?\s+(?:\w+\s+){0,3}?(?:perspective|overview|summary|reflection|rewrite|paraphrase|"
+    r"version)\b", re.IGNORECASE)
 
 
 def describes(release: str) -> bool:
@@ -38,10 +41,16 @@ def describes(release: str) -> bool:
 
 
 def describing_share(releases: Sequence[str]) -> float:
-    """The share of ``releases`` (non-empty ones) that :func:`describes`; 0 for none.
+    """The share of the paragraphs of ``releases`` (non-empty ones) that :func:`describes`; 0 for
+    none. A long release is read paragraph by paragraph (a rewriter's units), so a remark about
+    the task anywhere in it counts once per paragraph that holds one; a one-paragraph release
+    counts as itself.
 
     >>> describing_share(["The author is sad.", "I am sad.", ""])
     0.5
+    >>> describing_share(["Shares rose.\\n\\nHere is a rewritten version: bonds fell.", "I am sad."])
+    0.3333333333333333
     """
-    texts = [text for text in releases if text.strip()]
+    texts = [part.strip() for text in releases for part in text.replace("\r\n", "\n").split("\n\n")
+             if part.strip()]
     return sum(describes(text) for text in texts) / len(texts) if texts else 0.0

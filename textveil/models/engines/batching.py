@@ -42,54 +42,71 @@ IDLE_EXIT_S = 5.0
 is not held alive by its thread."""
 
 
+Successor = Callable[[int, list[int], bool], "tuple[int, Sequence[int]] | None"]
+"""``successor(row, tokens, ended)``: called when prompt ``row`` is written; returns the next row
+that its reply makes ready (its index and prompt), or None. A document rewritten unit by unit hands
+each unit's prompt over only once the unit before it is written (its prompt holds that reply)."""
+
+
 @dataclass(eq=False)
 class DecodeJob:
     """One caller's prompts and how to draw their tokens: up to ``max_new_tokens`` tokens after
     each prompt, every prompt starting with the same ``prefix_length`` tokens (a public
     template's opening, computed once where the engine allows it). ``results[i]`` is, once done,
-    prompt i's drawn tokens before the end token and whether an end token was drawn."""
+    prompt i's drawn tokens before the end token and whether an end token was drawn.
 
-    prompts: Sequence[Sequence[int]]
+    A prompt given as None is not ready yet: ``successor`` makes it when the row it follows is
+    written. ``longest_prompt`` bounds the length of every prompt, ready or not (an engine sizes
+    its slots by it, so a later, longer prompt never waits for a larger context)."""
+
+    prompts: list[Sequence[int] | None]
     prefix_length: int
     max_new_tokens: int
     choose: Chooser
     end_token_ids: frozenset[int]
     batch_size: int = 16
     progress: Callable[[int], None] | None = None
+    successor: Successor | None = None
+    longest_prompt: int = 0
     results: list[tuple[list[int], bool]] = field(default_factory=list)
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event)
-    _handed_out: int = 0
+    _ready: deque[int] = field(default_factory=deque)
     _unfinished: int = 0
 
     def __post_init__(self) -> None:
         self.results = [([], False) for _ in self.prompts]
         self._unfinished = len(self.prompts)
+        self._ready = deque(row for row, prompt in enumerate(self.prompts) if prompt is not None)
+        self.longest_prompt = max(self.longest_prompt, *(len(p) for p in self.prompts if p is not None), 0)
         if not self.prompts:
             self.done.set()
 
     @property
     def opening(self) -> tuple[int, ...]:
         """The tokens every prompt of the job starts with."""
-        return tuple(self.prompts[0][: self.prefix_length]) if self.prompts else ()
+        first = next((prompt for prompt in self.prompts if prompt is not None), None)
+        return tuple(first[: self.prefix_length]) if first is not None else ()
 
     @property
     def failed(self) -> bool:
         return self.error is not None
 
     def has_rows_left(self) -> bool:
-        """Whether some prompt has not been handed to the engine yet (and the job goes on)."""
-        return not self.failed and self._handed_out < len(self.prompts)
+        """Whether some ready prompt has not been handed to the engine yet (and the job goes on)."""
+        return not self.failed and bool(self._ready)
+
+    def ready_rows(self) -> list[int]:
+        """The ready prompts not handed out yet, in the order they will be."""
+        return [] if self.failed else list(self._ready)
 
     def peek_row(self) -> int:
         """The next prompt to hand out (call :meth:`has_rows_left` first)."""
-        return self._handed_out
+        return self._ready[0]
 
     def take_row(self) -> int:
         """Hand the next prompt to the engine: its index."""
-        row = self._handed_out
-        self._handed_out += 1
-        return row
+        return self._ready.popleft()
 
     def draw(self, logits: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
         """The job's tokens for ``rows`` from their logits, or None once the job has failed (its
@@ -108,6 +125,17 @@ class DecodeJob:
             return
         self.results[row] = (tokens, ended)
         self._unfinished -= 1
+        if self.successor is not None:
+            try:
+                follower = self.successor(row, tokens, ended)
+            except BaseException as error:  # noqa: BLE001 - handed to the job's own caller
+                self.fail(error)
+                return
+            if follower is not None:
+                index, prompt = follower
+                self.prompts[index] = list(prompt)
+                self.longest_prompt = max(self.longest_prompt, len(prompt))
+                self._ready.append(index)
         if self.progress is not None:
             try:
                 self.progress(1)
@@ -184,19 +212,23 @@ class DecodeQueue:
         """Take every prompt not yet handed out, oldest job first."""
         with self._condition:
             self._drop_finished()
-            return [(job, job.take_row()) for job in self._jobs for _ in range(len(job.prompts) - job.peek_row())
-                    if job.has_rows_left()]
+            return [(job, job.take_row()) for job in self._jobs for _ in job.ready_rows()]
 
     def waiting_rows(self) -> list[tuple[DecodeJob, int]]:
         """Every prompt not yet handed out, oldest job first, without taking them."""
         with self._condition:
             self._drop_finished()
-            return [(job, row) for job in self._jobs if job.has_rows_left()
-                    for row in range(job.peek_row(), len(job.prompts))]
+            return [(job, row) for job in self._jobs for row in job.ready_rows()]
 
     def has_waiting_rows(self) -> bool:
         with self._condition:
             return any(job.has_rows_left() for job in self._jobs)
+
+    def longest_prompt(self) -> int:
+        """The longest prompt any unfinished job may still hand out (see :class:`DecodeJob`)."""
+        with self._condition:
+            return max((job.longest_prompt for job in self._jobs if not job.failed and not job.done.is_set()),
+                       default=0)
 
     def batch_size(self) -> int:
         """The largest batch any queued job asked for (the rows decoded at once)."""
@@ -250,22 +282,45 @@ class DecodeQueue:
                     reset()
 
 
-def check_prompts(prompts: Sequence[Sequence[int]], prefix_length: int) -> None:
-    """Every prompt must start with the same ``prefix_length`` tokens and hold tokens after them."""
-    if not prompts:
+def check_prompts(prompts: Sequence[Sequence[int] | None], prefix_length: int) -> None:
+    """Every prompt must start with the same ``prefix_length`` tokens and hold tokens after them
+    (a prompt not ready yet, None, is checked when it is made)."""
+    ready = [p for p in prompts if p is not None]
+    if not ready:
         return
-    prefix = tuple(prompts[0][:prefix_length])
-    if any(tuple(p[:prefix_length]) != prefix or len(p) <= prefix_length for p in prompts):
+    prefix = tuple(ready[0][:prefix_length])
+    if any(tuple(p[:prefix_length]) != prefix or len(p) <= prefix_length for p in ready):
         raise ValueError("every prompt must start with the same opening and hold tokens after it")
 
 
-def new_job(model: Any, prompts: Sequence[Sequence[int]], prefix_length: int, max_new_tokens: int,
-            choose: Chooser, batch_size: int, progress: Callable[[int], None] | None) -> DecodeJob:
+def new_job(model: Any, prompts: Sequence[Sequence[int] | None], prefix_length: int, max_new_tokens: int,
+            choose: Chooser, batch_size: int, progress: Callable[[int], None] | None,
+            successor: Successor | None = None, longest_prompt: int = 0,
+            more_end_token_ids: Sequence[int] = ()) -> DecodeJob:
     """A job for ``model`` (a :class:`~textveil.models.language_model.LanguageModel`): its end tokens
-    end a reply."""
+    end a reply, and so do ``more_end_token_ids`` (a caller's public stop rule)."""
     check_prompts(prompts, prefix_length)
-    return DecodeJob([list(p) for p in prompts], prefix_length, max_new_tokens, choose, frozenset(model.end_token_ids),
-                     batch_size=batch_size, progress=progress)
+    if successor is not None:
+        prefix = next((tuple(p[:prefix_length]) for p in prompts if p is not None), ())
+        successor = _checked_successor(successor, prefix, prefix_length)
+    return DecodeJob([None if p is None else list(p) for p in prompts], prefix_length, max_new_tokens, choose,
+                     frozenset(model.end_token_ids) | frozenset(int(t) for t in more_end_token_ids),
+                     batch_size=batch_size, progress=progress, successor=successor, longest_prompt=longest_prompt)
+
+
+def _checked_successor(successor: Successor, prefix: tuple[int, ...], prefix_length: int) -> Successor:
+    """``successor``, its prompts held to the job's opening (a prompt that does not start with it
+    would be decoded after the wrong opening)."""
+
+    def checked(row: int, tokens: list[int], ended: bool) -> tuple[int, Sequence[int]] | None:
+        follower = successor(row, tokens, ended)
+        if follower is not None:
+            prompt = follower[1]
+            if tuple(prompt[:prefix_length]) != prefix or len(prompt) <= prefix_length:
+                raise ValueError("a successor's prompt must start with the job's opening and hold tokens after it")
+        return follower
+
+    return checked
 
 
 _QUEUES_LOCK = threading.Lock()

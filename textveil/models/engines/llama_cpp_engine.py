@@ -252,6 +252,10 @@ class LlamaCppEngine:
 
     def _slot_length_for(self, queue: DecodeQueue) -> int:
         needed = max((self._length_needed(job, row) for job, row in queue.waiting_rows()), default=1)
+        # a prompt not ready yet (the next unit of a document) is sized by its job's bound, so that it
+        # finds room when it comes
+        needed = max(needed, queue.longest_prompt() + max((job.max_new_tokens for job, _ in queue.waiting_rows()),
+                                                          default=0) + 1)
         return -(-needed // CONTEXT_QUANTUM) * CONTEXT_QUANTUM
 
     def _set_opening(self, opening: tuple[int, ...]) -> None:
