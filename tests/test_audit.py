@@ -562,7 +562,7 @@ def test_paraphrase_keeps_its_claim_on_the_canary_its_broken_variant_fails(tiny_
 
 
 def test_paraphrase_claims_epsilon_l_for_two_texts_and_nothing_for_an_empty_one(tiny_language_model):
-    mechanism = _paraphrase(Paraphrase, tiny_language_model, max_new_tokens=2, max_input_tokens=4)
+    mechanism = _paraphrase(Paraphrase, tiny_language_model, max_new_tokens=2)
 
     def claim(first, second):
         return case_claim(AuditCase(AuditPair("user", first, second), mechanism))
@@ -570,10 +570,12 @@ def test_paraphrase_claims_epsilon_l_for_two_texts_and_nothing_for_an_empty_one(
     assert claim("The market rallied.", "The bank said so.").epsilon == pytest.approx(8.0)  # epsilon * L
     assert "L = 2" in claim("The market rallied.", "The bank said so.").reason
     assert claim("The market rallied.", "The market rallied.").epsilon == 0.0
-    cut = mechanism.prompt_ids("The market rallied on Friday and stocks rose.")
-    assert cut == mechanism.prompt_ids("The market rallied on Friday and oil fell.")  # read alike: past the cut
+    # a document of n units: epsilon * L * n against another of as many units, nothing otherwise
+    assert claim("Shares rose.\n\nOil fell.", "The bank said so.\n\nGold rose.").epsilon == pytest.approx(16.0)
+    assert claim("Shares rose.\n\nOil fell.", "The bank said so.").epsilon is None
+    # every unit is read: two texts that differ only late in a long paragraph are not read alike
     assert claim("The market rallied on Friday and stocks rose.",
-                 "The market rallied on Friday and oil fell.").epsilon == 0.0
+                 "The market rallied on Friday and oil fell.").epsilon == pytest.approx(8.0)
     empty = claim("", "The market rallied.")
     assert empty.epsilon is None and "an empty input is released empty" in empty.reason
     assert claim("The market rallied.", "  \n").epsilon is None

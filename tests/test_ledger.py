@@ -305,7 +305,8 @@ def test_a_paraphrase_release_spends_epsilon_times_its_length_bound_per_text(tmp
     ledger = BudgetLedger(tmp_path / "l.sqlite")
     ledger.set_cap(40)
     paraphrase = Paraphrase(2.0, max_new_tokens=6, language_model=tiny_language_model, seed=1)
-    assert paraphrase.spend_per_release() == (12.0, "dp epsilon per document")
+    assert paraphrase.planned_spend("The market rallied.") == (12.0, "dp epsilon per document")  # one unit
+    assert paraphrase.planned_spend("Shares rose.\n\nOil fell.") == (24.0, "dp epsilon per document")  # two
     done = release_with_budget(paraphrase, ["The market rallied.", "Oil fell.", "The bank said so."],
                                ["ann", "ann", "bob"], ledger)
     assert [s.amount for s in done.spends] == [12.0] * 3 and {s.unit for s in done.spends} == {"dp epsilon per document"}

@@ -149,9 +149,13 @@ def test_a_prompt_keeps_placeholders_whole_and_asks_to_keep_them(tiny_language_m
     mechanism = Paraphrase(30.0, language_model=lm, max_input_tokens=18, seed=0)
     text = "one two three four <ORGANIZATION> five six"
     cut = lm.decode(lm.encode(text)[:18])
-    assert "<" in cut and not re.search(r"<ORGANIZATION>", cut)  # the plain cut would split it
-    prompt = lm.decode(mechanism.prompt_ids(text))
-    assert "<ORG" not in prompt.split("\n\n(Keep")[0].split("one two")[-1]
+    assert "<" in cut and not re.search(r"<ORGANIZATION>", cut)  # a plain token cut would split it
+    units = mechanism.units(text)
+    assert len(units) > 1 and " ".join(units) == text  # cut into units between words, never inside one
+    for unit in units:
+        prompt = lm.decode(mechanism.prompt_ids(unit))
+        assert ("<ORGANIZATION>" in unit) == (PLACEHOLDER_NOTE.format(listed="<ORGANIZATION>") in prompt)
+        assert "<" not in unit.replace("<ORGANIZATION>", "")
     whole = lm.decode(Paraphrase(30.0, language_model=lm, max_input_tokens=200, seed=0).prompt_ids(text))
     assert "<ORGANIZATION> five six" in whole and PLACEHOLDER_NOTE.format(listed="<ORGANIZATION>") in whole
     assert "(Keep" not in lm.decode(mechanism.prompt_ids("no names here"))

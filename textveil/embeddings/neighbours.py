@@ -53,6 +53,14 @@ class ExactNeighbourIndex:
         if vectors.ndim != 2 or len(vectors) == 0:
             raise InvalidParameterError("the exact index needs a non-empty 2-D matrix of vectors")
         self.dim = int(vectors.shape[1])
+        # Duplicate vectors are searched once, as their first row: equal vectors can score a hair
+        # apart in a matrix product, by where their columns fall in the kernel's tiles, and a tie
+        # would then be broken by the batch's shape. The first row wins, whatever the batch.
+        self._rows = first_occurrence_rows(vectors)
+        if len(self._rows) == len(vectors):
+            self._rows = None  # no duplicates: the rows are their own
+        else:
+            vectors = vectors[self._rows]
         self._scored = np.empty((len(vectors), self.dim + 1), dtype=np.float32)
         self._scored[:, : self.dim] = vectors
         self._scored[:, self.dim] = -_half_squared_norms(vectors)
@@ -74,7 +82,7 @@ class ExactNeighbourIndex:
             out[start : start + step] = self._nearest_tile(extended[start : start + step])
 
         _run_parallel(solve, range(0, len(queries), step), threads)
-        return out
+        return out if self._rows is None else self._rows[out]
 
     def _nearest_tile(self, block: np.ndarray) -> np.ndarray:
         scored, tile = self._scored, self._vocabulary_tile
