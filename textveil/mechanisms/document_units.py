@@ -118,13 +118,18 @@ def _pieces_of_paragraph(paragraph: str, max_tokens: int, count: TokenCounter,
     else runs of words, else token windows."""
     if count(paragraph) <= max_tokens:
         return [paragraph]
-    pieces: list[str] = []
+    pieces = list(_sentence_pieces(paragraph, max_tokens, count, windows))
+    return _pack(pieces, [count(" " + piece) for piece in pieces], max_tokens, " ")
+
+
+def _sentence_pieces(paragraph: str, max_tokens: int, count: TokenCounter,
+                     windows: TokenWindows | None) -> Iterator[str]:
+    """A paragraph's sentences, each one longer than a unit as runs of words (or token windows)."""
     for sentence in split_sentences(paragraph):
         if count(sentence) <= max_tokens:
-            pieces.append(sentence)
+            yield sentence
         else:
-            pieces.extend(_words_then_windows(sentence, max_tokens, count, windows))
-    return _pack(pieces, [count(" " + piece) for piece in pieces], max_tokens, " ")
+            yield from _words_then_windows(sentence, max_tokens, count, windows)
 
 
 def iter_document_units(text: str, unit: str, max_tokens: int, count: TokenCounter,
@@ -140,11 +145,7 @@ def iter_document_units(text: str, unit: str, max_tokens: int, count: TokenCount
     found = paragraphs(text)
     if unit == "sentence":
         for paragraph in found:
-            for sentence in split_sentences(paragraph):
-                if count(sentence) <= max_tokens:
-                    yield sentence
-                else:
-                    yield from _words_then_windows(sentence, max_tokens, count, windows)
+            yield from _sentence_pieces(paragraph, max_tokens, count, windows)
         return
     if unit == "paragraph":
         for paragraph in found:

@@ -1,14 +1,21 @@
 """Rewriting with a pretrained language model: ``paraphrase`` (epsilon-DP, DP-Prompt) and
 ``restyle`` (plain sampling, no guarantee).
 
-A public template asks the model to paraphrase the input::
+A document is cut into units by a public rule (:mod:`textveil.mechanisms.document_units`:
+paragraphs by default, each at most ``max_input_tokens`` model tokens), and a public template
+asks the model to paraphrase each unit, after the unit before it and its released reply::
 
-    system: You rewrite texts in plain, neutral English.
-    user:   Paraphrase the following text in your own words:
+    system:    You rewrite texts in plain, neutral English.
+    user:      Paraphrase the following text in your own words:
 
-            <the input, cut to its first max_input_tokens model tokens>
+               <the unit before this one, in its section>
+    assistant: <the reply released for it>
+    user:      Paraphrase the following text in your own words:
 
-and the reply is written token by token (:func:`textveil.models.lm_decoding.decode`).
+               <this unit>
+
+Each reply is written token by token (:func:`textveil.models.lm_decoding.decode`) and ends at an
+end token or a line break; the release is the replies, one paragraph per unit.
 
 ``paraphrase`` (Utpala, Hooker and Chen, DP-Prompt, Findings of EMNLP 2023; paper 002's
 Algorithm 1 with a generator pretrained on public text) draws every output token v, the end
@@ -30,9 +37,12 @@ Sensitivity: u(x, v) lies in an interval of width w whatever the input x (and wh
 tokens drawn before), so |u(x, v) - u(x', v)| <= w for any two inputs; the exponential mechanism
 with the factor 2 w is then epsilon-DP for each token (McSherry and Talwar 2007). A reply of at
 most L = ``max_new_tokens`` tokens is (epsilon * L)-DP by adaptive sequential composition: step
-i's scores depend on the input and on tokens already drawn, which are public output. The length
-is drawn (an end token is a token like any other), so it is covered; a reply that reaches L
-tokens is cut there, a public rule. Nothing is copied from the input. w is public and fixed
+i's scores depend on the input and on tokens already drawn, which are public output, and a
+document of n units is (epsilon * L * n)-DP against any other cut into as many units (whatever
+part of the document or earlier replies a prompt holds). The length is drawn (an end token or a
+line break is a token like any other), so it is covered; a reply that reaches L tokens is cut
+there, a public rule. Nothing is copied from the input but the number of units (named
+unprotected). w is public and fixed
 before any private text is seen: the default 15 was set before any private text was read, and
 :func:`calibrate_width` on public text (the model's own paraphrases of public-domain openings)
 finds 13.5 the smallest width whose floor holds at most 0.001 of the model's probability at the
@@ -50,7 +60,6 @@ accounting: the style-normalisation baseline, its risk measured, not bounded.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -209,8 +218,11 @@ class LanguageModelRewriter(Mechanism):
         """The units of ``text`` a release rewrites, in order, by the public rule of
         :mod:`textveil.mechanisms.document_units` (``unit``, at most ``max_input_tokens`` model
         tokens each), the first ``max_units`` of them when that is set; none for an empty text."""
-        found = self.all_units(text)
-        return found if not self.max_units else found[: self.max_units]
+        return self._capped(self.all_units(text))
+
+    def _capped(self, units: list[str]) -> list[str]:
+        """``units`` up to the ``max_units`` cap (all of them without one)."""
+        return units if not self.max_units else units[: self.max_units]
 
     def all_units(self, text: str) -> list[str]:
         """Every unit of ``text`` (:meth:`units` before the ``max_units`` cap)."""
@@ -301,11 +313,11 @@ class LanguageModelRewriter(Mechanism):
         left_out: list[int] = []
         for i, text in enumerate(texts):
             every = self.all_units(text)
-            kept = every if not self.max_units else every[: self.max_units]
+            kept = self._capped(every)
             left_out.append(len(every) - len(kept))
             plan.add(i, kept, [text_generator(rngs[i]) for _ in kept], SECTION_UNITS)
         replies: list[tuple[list[int], bool]] = []
-        if plan.rows:
+        if plan.units:
             replies = self._decode_units(plan, _units_progress(progress, plan, len(texts)), decode)
         elif progress is not None and texts:
             progress(len(texts))
@@ -327,13 +339,13 @@ class LanguageModelRewriter(Mechanism):
         lm = self._lm()
         candidates = self._candidates()
         with_context = self.context == "previous"
+        alone = [self.prompt_ids(unit) for unit in plan.units]  # each unit's prompt without context
+        # Without context no unit waits for another; with it, a section's later units wait for the
+        # reply before them (their prompts are made then, by ``successor``).
         prompts: list[list[int] | None] = [
-            self.prompt_ids(plan.units[row]) if plan.previous[row] is None or not with_context else None
-            for row in range(len(plan.rows))]
-        if not with_context:  # no unit waits for another: every prompt is ready now
-            prompts = [self.prompt_ids(unit) for unit in plan.units]
+            prompt if not with_context or plan.previous[row] is None else None for row, prompt in enumerate(alone)]
         own = plan.streams
-        longest = self._longest_prompt(plan, with_context)
+        longest = self._longest_prompt(max(len(prompt) for prompt in alone), with_context)
         if longest + self.max_new_tokens > lm.context_length:
             raise InvalidParameterError(
                 f"max_new_tokens = {self.max_new_tokens} after a prompt of up to {longest} tokens passes the language "
@@ -352,15 +364,13 @@ class LanguageModelRewriter(Mechanism):
                       batch_size=self.batch_size, progress=progress, successor=successor if with_context else None,
                       longest_prompt=longest, more_end_token_ids=line_break_tokens(lm))
 
-    def _longest_prompt(self, plan: _UnitPlan, with_context: bool) -> int:
-        """A bound on every prompt of ``plan``: a unit's prompt, and with context the unit before it
-        and its reply of at most L tokens (its tokens may merge differently once decoded as text,
-        hence the margin)."""
-        lm = self._lm()
-        alone = max(len(self.prompt_ids(unit)) for unit in plan.units)
+    def _longest_prompt(self, alone: int, with_context: bool) -> int:
+        """A bound on every prompt, given ``alone``, the longest prompt of a unit without context:
+        with context, the unit before it and its reply of at most L tokens come first (a reply's
+        tokens may merge differently once decoded as text, hence the margin)."""
         if not with_context:
             return alone
-        opening = len(template_opening(lm, self.prompt))
+        opening = len(template_opening(self._lm(), self.prompt))
         return 2 * alone - opening + 2 * int(self.max_new_tokens) + CONTEXT_MARGIN
 
     def _draw(self, logits: np.ndarray, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
@@ -408,27 +418,23 @@ class _UnitPlan:
     section (None: a section's first) and the row after it."""
 
     def __init__(self) -> None:
-        self.rows: list[int] = []
         self.units: list[str] = []
         self.streams: list[np.random.Generator] = []
         self.previous: list[int | None] = []
         self.following: list[int | None] = []
-        self.text_of_row: list[int] = []
         self.rows_of_text: dict[int, list[int]] = {}
 
     def add(self, text: int, units: list[str], streams: list[np.random.Generator], section: int) -> None:
         rows = []
         for k, (unit, stream) in enumerate(zip(units, streams)):
-            row = len(self.rows)
+            row = len(self.units)
             first_of_section = k % section == 0
-            self.rows.append(row)
             self.units.append(unit)
             self.streams.append(stream)
             self.previous.append(None if first_of_section else row - 1)
             self.following.append(None)
             if not first_of_section:
                 self.following[row - 1] = row
-            self.text_of_row.append(text)
             rows.append(row)
         if rows:
             self.rows_of_text[text] = rows
@@ -480,9 +486,9 @@ INPUT_MARK = "\ue000"
 """A private-use character standing for the input where the template is split in two."""
 
 
-def _template_parts(language_model: Any, prompt: str = "paraphrase") -> tuple[list[int], str]:
+def _template_parts(language_model: Any, prompt: str = "paraphrase") -> tuple[list[int], str, str]:
     """The template ``prompt`` split where the input starts: the opening as token ids, the rest as
-    text (computed once per model and prompt)."""
+    text, and the opening as text (computed once per model and prompt)."""
     cache = language_model.__dict__.setdefault("_template_parts", {})
     if prompt not in cache:
         template = PROMPTS[prompt]
@@ -490,7 +496,7 @@ def _template_parts(language_model: Any, prompt: str = "paraphrase") -> tuple[li
                                             template.example)
         head, tail = rendered.split(INPUT_MARK, 1)
         cache[prompt] = (list(language_model.encode(head)), tail, head)
-    return cache[prompt][:2]
+    return cache[prompt]
 
 
 def template_opening(language_model: Any, prompt: str = "paraphrase") -> list[int]:
@@ -506,21 +512,20 @@ def context_prompt(language_model: Any, text: str, prompt: str, previous: tuple[
     and the reply released for it) as a user turn with the same instruction and the assistant's
     answer. It starts with the same opening tokens as :func:`template_prompt`'s (the earlier turn
     opens as every turn does), so both kinds of prompt share the opening read once."""
-    opening = template_opening(language_model, prompt)
-    head = language_model.__dict__["_template_parts"][prompt][2]
+    opening, _, head = _template_parts(language_model, prompt)
     template = PROMPTS[prompt]
     rendered = language_model.chat_text(template.system, f"{template.instruction}\n\n{text}", template.example,
                                         history=((f"{template.instruction}\n\n{previous[0]}", previous[1]),))
     if not rendered.startswith(head):  # pragma: no cover - a chat template that writes turns otherwise
         raise InputError(f"the language model's chat template does not open an earlier turn as it opens the "
                          f"prompt's; rewrite it with context=none")
-    return opening + list(language_model.encode(rendered[len(head):]))
+    return list(opening) + list(language_model.encode(rendered[len(head):]))
 
 
 def template_prompt(language_model: Any, text: str, prompt: str = "paraphrase") -> list[int]:
     """The template holding ``text``: its opening's tokens, then the input and the rest of the
     template tokenized together."""
-    opening, tail = _template_parts(language_model, prompt)
+    opening, tail, _ = _template_parts(language_model, prompt)
     return opening + list(language_model.encode(text + tail))
 
 
@@ -709,7 +714,7 @@ def _units_progress(progress: ProgressCallback | None, plan: _UnitPlan, texts: i
     progress; whole numbers where they are), all of them at the end."""
     if progress is None:
         return None
-    total = len(plan.rows)
+    total = len(plan.units)
     state = {"units": 0, "told": 0.0}
 
     def told(done: int) -> None:

@@ -27,7 +27,12 @@ PART_WORDS = 150
 """The most words of a part: about 200 MiniLM word pieces, inside its 256."""
 
 
-def _paragraphs(text: str) -> list[str]:
+def release_paragraphs(text: str) -> list[str]:
+    """The non-empty paragraphs of a release, split at empty lines (a rewriter writes one per unit).
+
+    >>> release_paragraphs("Shares rose.\\n\\n\\nBonds fell.")
+    ['Shares rose.', 'Bonds fell.']
+    """
     return [part.strip() for part in text.replace("\r\n", "\n").split("\n\n") if part.strip()]
 
 
@@ -42,7 +47,7 @@ def aligned_parts(original: str, released: str, words: int = PART_WORDS) -> list
     first, second = original.split(), released.split()
     if len(first) <= words and len(second) <= words:
         return [(original, released)]
-    ours, theirs = _paragraphs(original), _paragraphs(released)
+    ours, theirs = release_paragraphs(original), release_paragraphs(released)
     if len(ours) == len(theirs) > 1 and all(len(p.split()) <= words for p in ours + theirs):
         return list(zip(ours, theirs))
     count = max(1, math.ceil(max(len(first), len(second)) / words))

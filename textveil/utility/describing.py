@@ -51,6 +51,7 @@ def describing_share(releases: Sequence[str]) -> float:
     >>> describing_share(["Shares rose.\\n\\nHere is a rewritten version: bonds fell.", "I am sad."])
     0.3333333333333333
     """
-    texts = [part.strip() for text in releases for part in text.replace("\r\n", "\n").split("\n\n")
-             if part.strip()]
+    from textveil.utility.aligned_parts import release_paragraphs
+
+    texts = [part for text in releases for part in release_paragraphs(text)]
     return sum(describes(text) for text in texts) / len(texts) if texts else 0.0
