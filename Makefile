@@ -1,6 +1,7 @@
 # Two commands do everything on a fresh machine:
-#   make demo   creates .venv, installs textveil, builds llama.cpp for this CPU and the default
-#               embeddings (once each), sanitises a sample
+#   make demo   creates .venv, installs textveil and builds the default embeddings, sanitises a
+#               sample (the answer comes first), then installs what only other parts need: the
+#               Debian packages of translate and the web page's tests, llama.cpp for this CPU
 #   make test   installs the test dependencies and runs the whole suite
 # Both are idempotent: a stamp file records the last install, the embeddings and llama.cpp's wheel
 # are cached outside the checkout (a fresh clone on the same machine reuses them).
@@ -22,9 +23,13 @@ export TRANSFORMERS_OFFLINE := 1
 
 DEMO := sanitize examples/sample.txt --mechanism emp --epsilon 20 --seed 7
 
-demo: embeddings $(SYSTEM_INSTALLED) $(LLAMA_INSTALLED)
+# The demo (emp on a sample) needs textveil and the embeddings only, so it runs first; then, in the
+# same command, what other parts need (the sub-make is silent where their stamps are up to date, so
+# a second make demo stays seconds). llama.cpp's build says first what it is, why and how long.
+demo: embeddings
 	@echo "textveil $(DEMO)"
 	@$(TEXTVEIL) $(DEMO)
+	@$(MAKE) -s --no-print-directory $(SYSTEM_INSTALLED) $(LLAMA_INSTALLED) LLAMA_NOTE="the demo above did not need it"
 
 test: $(TEST_INSTALLED) $(SYSTEM_INSTALLED) embeddings $(LLAMA_INSTALLED)
 	$(PY) -m pytest -q
@@ -52,9 +57,11 @@ $(INSTALLED): pyproject.toml requirements/spacy-model.txt | $(PY)
 # llama.cpp (llama-cpp-python) built from source for this CPU's instruction sets, once: the wheel
 # is kept in textveil's cache folder, so reruns and fresh clones install it in seconds. Where it
 # cannot be built (no compiler, no CMake), one line says so and the language models run on
-# transformers; its tests skip with that reason. 'make llama-cpp' tries again.
+# transformers; its tests skip with that reason. 'make llama-cpp' tries again. LLAMA_NOTE ends the
+# line printed before a build (make demo sets it).
+LLAMA_NOTE ?=
 $(LLAMA_INSTALLED): $(INSTALLED)
-	@$(PY) -m textveil.models.engines.native build || true
+	@$(PY) -m textveil.models.engines.native build$(if $(LLAMA_NOTE), "$(LLAMA_NOTE)") || true
 	@touch $@
 
 llama-cpp: $(INSTALLED)

@@ -499,13 +499,14 @@ def _paraphrase(cls, language_model, **params):
                **{"width": 10.0, "max_new_tokens": 8, "batch_size": 1024, **params})
 
 
-def _w0_log_probability(mechanism, text: str) -> float:
-    """ln Pr[release == "w0"] on the canary, exactly: the sampler's own formula over the toy's logits."""
+def _w0_log_probability(mechanism, text: str, previous: tuple[str, str] | None = None) -> float:
+    """ln Pr[release == "w0"] on the canary, exactly: the sampler's own formula over the toy's logits
+    (for a unit after the first, its prompt holding ``previous``: the unit before and its reply)."""
     import torch
 
     lm = mechanism.language_model
     with torch.no_grad():
-        logits = lm.network(input_ids=torch.tensor([mechanism.prompt_ids(text)])).logits[0, -1].numpy()
+        logits = lm.network(input_ids=torch.tensor([mechanism.prompt_ids(text, previous)])).logits[0, -1].numpy()
     excluded = set(lm.special_token_ids) - set(lm.end_token_ids)
     candidates = [i for i in range(lm.vocabulary_size) if i not in excluded]
     exponents = mechanism.epsilon * mechanism.scores(logits[candidates][None, :])[0] / (2 * mechanism.sensitivity)
@@ -521,8 +522,20 @@ def test_the_paraphrase_canary_is_nearly_tight_and_its_broken_variants_exceed_it
     losses = {}
     for cls in (Paraphrase, ParaphraseNoFactorTwo, ParaphraseUnclipped):
         mechanism = _paraphrase(cls, tiny_language_model, epsilon=30.0, score=score, max_new_tokens=64)
-        (case,) = canary_cases(mechanism)
+        case, units_case = canary_cases(mechanism)
         canary = case.mechanism
+        assert units_case.mechanism is canary and (units_case.pair.first, units_case.pair.second) == (
+            "alpha\n\nalpha", "beta\n\nbeta")
+        assert canary.units(units_case.pair.first) == ["alpha", "alpha"]
+        assert case_claim(units_case).epsilon == pytest.approx(8.0)  # epsilon * L * n, n = 2 units
+        # the two-unit event "w0 for both": the second unit's prompt holds the first and its reply
+        both = {text: _w0_log_probability(canary, text) + _w0_log_probability(canary, text, (text, "w0"))
+                for text in ("alpha", "beta")}
+        units_loss = both["alpha"] - both["beta"]
+        if cls is Paraphrase:
+            assert 7.7 < units_loss <= 8.0
+        else:
+            assert units_loss > 8.0
         assert type(canary) is cls and case.pair.kind == "canary" and (case.pair.first, case.pair.second) == (
             "alpha", "beta")
         assert (canary.epsilon, canary.max_new_tokens, canary.score, canary.width, canary.clip_high) == (
@@ -543,7 +556,7 @@ def test_the_paraphrase_canary_is_nearly_tight_and_its_broken_variants_exceed_it
 def test_a_broken_paraphrase_is_flagged_on_its_canary(tiny_language_model, name):
     broken, score, trials, seed = PARAPHRASE_BROKEN[name]
     mechanism = _paraphrase(broken, tiny_language_model, score=score)
-    report = run_audit(mechanism, canary_cases(mechanism), trials=trials, seed=seed)
+    report = run_audit(mechanism, canary_cases(mechanism)[:1], trials=trials, seed=seed)
     (pair,) = report.pairs
     assert pair.kind == "canary" and pair.claim == pytest.approx(4.0)
     assert pair.verdict == "fail" and pair.bound > pair.claim, pair
@@ -555,9 +568,12 @@ def test_paraphrase_keeps_its_claim_on_the_canary_its_broken_variant_fails(tiny_
     _, score, trials, seed = PARAPHRASE_BROKEN[name]
     mechanism = _paraphrase(Paraphrase, tiny_language_model, score=score)
     report = run_audit(mechanism, canary_cases(mechanism), trials=trials, seed=seed)
-    (pair,) = report.pairs
+    pair, units_pair = report.pairs
     assert pair.verdict == "pass" and pair.bound <= pair.claim == pytest.approx(4.0), pair
     assert pair.bound > 1.0  # the event was found: the releases of the two inputs do differ
+    # documents of two units, through the unit plan and its context: claim epsilon * L * n, kept
+    assert units_pair.verdict == "pass" and units_pair.bound <= units_pair.claim == pytest.approx(8.0), units_pair
+    assert units_pair.bound > 1.0
     assert report.passed
 
 
@@ -589,10 +605,10 @@ def test_paraphrase_is_audited_on_its_canary_and_real_pairs_of_its_own_model(tin
     mechanism = Paraphrase(4.0, model=str(tiny_lm_folder), width=10.0, max_new_tokens=4, batch_size=1024)
     user = AuditPair("mine", "Call me on Friday.", "Call me on Sunday.")
     cases = audit_cases(mechanism, [user])
-    assert [c.pair.kind for c in cases] == ["canary", "name", "sentence", "mine"]
-    assert [c.trials_of(5000) for c in cases] == [5000] + [LANGUAGE_MODEL_TRIALS] * 3
-    assert all(c.mechanism is mechanism for c in cases[1:])
-    cases = cases[:2]  # the sentence pair is released the same way: its cost is left out here
+    assert [c.pair.kind for c in cases] == ["canary", "canary", "name", "sentence", "mine"]
+    assert [c.trials_of(5000) for c in cases] == [5000, 5000] + [LANGUAGE_MODEL_TRIALS] * 3
+    assert all(c.mechanism is mechanism for c in cases[2:])
+    cases = [cases[0], cases[2]]  # the other pairs are released the same way: their cost is left out here
     released = []
     report = run_audit(mechanism, cases, trials=60, seed=2, progress=released.append)
     assert sum(released) == releases_needed(cases, 60) == 6 * (60 + LANGUAGE_MODEL_TRIALS)

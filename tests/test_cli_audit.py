@@ -135,8 +135,8 @@ def test_bad_pairs_file_is_one_line(vectors, tmp_path, capsys, monkeypatch):
 
 
 def test_paraphrase_on_its_own_model_passes_and_a_draw_without_the_clip_exits_1(tiny_lm_folder, capsys, monkeypatch):
-    """paraphrase on the tiny model (``--model FOLDER``, or ``--set model=FOLDER``): its canary (a
-    toy language model, epsilon 4, L = 1) and a real pair (at most 50 releases per stage: here
+    """paraphrase on the tiny model (``--model FOLDER``, or ``--set model=FOLDER``): its canaries (a
+    toy language model, epsilon 4, L = 1; one-word texts and documents of two units) and a real pair (at most 50 releases per stage: here
     30); then raw logits as scores, patched into the registered class, refuted on the canary."""
     args = ["-m", "paraphrase", "-e", "4", "--set", "max_new_tokens=2", "--set", "width=10"]
     code, out, err = _audit([*args, "--model", str(tiny_lm_folder), "--trials", "30", "--kinds", "canary,name",
@@ -144,8 +144,9 @@ def test_paraphrase_on_its_own_model_passes_and_a_draw_without_the_clip_exits_1(
     assert code == 0, err
     data = json.loads(out)
     assert data["passed"] is True and data["mechanism"] == "paraphrase" and data["guarantee"] == "dp"
-    canary, name = data["pairs"]
+    canary, units, name = data["pairs"]
     assert (canary["kind"], canary["trials"], canary["claim"]) == ("canary", 30, 4.0)
+    assert (units["kind"], units["trials"], units["claim"]) == ("canary", 30, 8.0)  # two units: epsilon * L * 2
     assert (name["kind"], name["trials"], name["claim"]) == ("name", 30, 8.0)  # epsilon * L
     assert all(p["passed"] is True and p["bound"] <= p["claim"] for p in data["pairs"])
 

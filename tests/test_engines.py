@@ -514,3 +514,54 @@ def test_the_audit_of_paraphrase_on_llama_cpp_keeps_its_claims(tiny_gguf, on_lla
     data = json.loads(out)
     assert data["passed"] is True and {p["kind"] for p in data["pairs"]} == {"canary", "name"}
     assert all(p["passed"] is True and p["bound"] <= p["claim"] for p in data["pairs"])
+
+
+# -- transformers: continuous batching and the draw on the device ------------------------------
+
+
+def _staggered_decode(lm, prompts, batch_size, device_logits=False, first=0):
+    """Greedy decoding where row r (numbered from ``first``) ends after (r % 5) + 1 tokens, so rows leave the batch at
+    different steps and waiting rows take their places; returns each row's logits, step by step."""
+    import torch
+
+    from textveil.models.lm_decoding import decode
+
+    seen: dict[int, list[np.ndarray]] = {}
+    end = next(iter(lm.end_token_ids))
+
+    def choose(logits, rows):
+        if device_logits:
+            assert isinstance(logits, torch.Tensor)
+            logits = logits.float().numpy()
+        tokens = []
+        for row, values in zip(rows, logits):
+            row = int(row) + first
+            seen.setdefault(row, []).append(np.array(values))
+            tokens.append(end if len(seen[row]) > row % 5 + 1 else int(np.argmax(values[3:]) + 3))
+        return np.array(tokens)
+
+    results = decode(lm, prompts, 0, 8, choose, batch_size=batch_size, device_logits=device_logits)
+    return results, seen
+
+
+def test_transformers_refills_free_places_and_each_row_reads_as_it_would_alone(tiny_language_model):
+    """Rows of many lengths ending at different steps, decoded 3 at a time (every freed place
+    refilled, padding columns dropped as rows leave), 64 at a time and one at a time: every row
+    sees the logits it sees alone (float32 rounding of batched products aside)."""
+    lm = tiny_language_model
+    prompts = [lm.encode("The bank said so. " * (1 + i % 7) + f"Row {i}.") for i in range(23)]
+    alone = [_staggered_decode(lm, [prompt], 1, first=i)[1][i] for i, prompt in enumerate(prompts)]
+    for batch_size, device_logits in ((3, False), (64, False), (3, True)):
+        results, seen = _staggered_decode(lm, prompts, batch_size, device_logits)
+        assert [len(tokens) for tokens, _ in results] == [i % 5 + 1 for i in range(23)]
+        for row, steps in seen.items():
+            assert len(steps) == len(alone[row])
+            for ours, theirs in zip(steps, alone[row]):
+                np.testing.assert_allclose(ours, theirs, atol=1e-4)
+
+
+def test_transformers_takes_a_thousand_rows_on_a_gpu_and_sixteen_on_the_cpu(tiny_language_model):
+    from textveil.models.engines.transformers_engine import TransformersEngine
+
+    assert tiny_language_model.engine.default_batch_rows == 16
+    assert TransformersEngine(tiny_language_model.engine.network, device="cuda").default_batch_rows == 1024

@@ -12,7 +12,8 @@ import pytest
 from conftest import run_cli, skip_without_entity_stage
 from textveil.errors import InvalidParameterError
 from textveil.pii import EntityOptions, EntityStage, screened
-from textveil.pii.detector import Found, propagate, resolve, unavailable
+from textveil.pii.detector import propagate, resolve, unavailable
+from textveil.pii.found import Found
 from textveil.privacy.secrets import Secret
 
 NOTE = "Hi, I am Margaret Okafor from Portland. Call me at (503) 555-0199 or mail margaret.okafor@example.com."

@@ -469,13 +469,19 @@ def test_clipped_draws_follow_the_exponential_mechanism_probabilities(low, high,
     expected = _clipped_probabilities(4.0, low, high, relative)
     draws = _clipped_draws(SAMPLES, 4.0, low, high, relative, seed=7)
     assert draws.max() < CLIPPED_CANDIDATES.size  # positions in the candidates: the excluded token is never drawn
+    assert _pooled_chi_square_pvalue(draws, expected) > ALPHA
+
+
+def _pooled_chi_square_pvalue(draws: np.ndarray, expected: np.ndarray) -> float:
+    """Chi-square of ``draws`` against probabilities ``expected``, the cells expected fewer than 5
+    times pooled into one (the test's approximation needs populated cells)."""
     observed = np.bincount(draws, minlength=expected.size)
-    keep = expected * SAMPLES >= 5
+    keep = expected * draws.size >= 5
     pooled_observed = np.append(observed[keep], observed[~keep].sum())
-    pooled_expected = np.append(expected[keep], expected[~keep].sum()) * SAMPLES
+    pooled_expected = np.append(expected[keep], expected[~keep].sum()) * draws.size
     if not (~keep).any():
         pooled_observed, pooled_expected = pooled_observed[:-1], pooled_expected[:-1]
-    assert stats.chisquare(pooled_observed, pooled_expected).pvalue > ALPHA
+    return stats.chisquare(pooled_observed, pooled_expected).pvalue
 
 
 def test_clipped_draw_goodness_of_fit_rejects_a_wrong_sensitivity() -> None:
@@ -514,3 +520,105 @@ def test_every_candidate_on_the_floor_is_drawn_uniformly() -> None:
     with pytest.raises(InvalidParameterError, match="finite"):
         sample_clipped_exponential_rows(np.full((1, 6), np.nan, dtype=np.float32), np.arange(6), -1.0, 0.0, 3.0,
                                         rngs[:1], relative=True)
+
+
+# -- the same draws in torch (a GPU's logits drawn where they are; tested here on the CPU) ------
+
+
+def _torch_clipped_draws(count: int, epsilon: float, low: float, high: float, relative: bool, seed: int,
+                         sensitivity: float | None = None, dtype=None) -> np.ndarray:
+    import torch
+
+    from textveil.mechanisms.sampling import sample_clipped_exponential_rows_torch
+
+    parent = make_rng(seed)
+    rngs = [make_rng(int(s)) for s in parent.integers(0, 2**63, size=count)]
+    logits = torch.from_numpy(np.repeat(CLIPPED_LOGITS, count, axis=0)).to(dtype or torch.float32)
+    return sample_clipped_exponential_rows_torch(logits, torch.from_numpy(CLIPPED_CANDIDATES), low, high, epsilon,
+                                                 rngs, relative=relative, sensitivity=sensitivity).numpy()
+
+
+@pytest.mark.parametrize(("low", "high", "relative"), [(-6.0, 0.0, True), (2.0, 8.0, False), (-40.0, 40.0, False)],
+                         ids=["relative", "clipped", "nothing-on-the-floor"])
+def test_torch_clipped_draws_follow_the_exponential_mechanism_probabilities(low, high, relative) -> None:
+    """The device draw (run here on the CPU with torch) has the exponential mechanism's
+    distribution: chi-square over the candidates, the control token never drawn."""
+    expected = _clipped_probabilities(4.0, low, high, relative)
+    draws = _torch_clipped_draws(SAMPLES, 4.0, low, high, relative, seed=11)
+    assert draws.max() < CLIPPED_CANDIDATES.size
+    assert _pooled_chi_square_pvalue(draws, expected) > ALPHA
+
+
+def test_torch_clipped_draw_goodness_of_fit_rejects_a_wrong_sensitivity() -> None:
+    """Power: the torch draws with the factor 2 forgotten fail the same test."""
+    expected = _clipped_probabilities(4.0, -6.0, 0.0, True)
+    draws = _torch_clipped_draws(SAMPLES, 4.0, -6.0, 0.0, True, seed=11, sensitivity=3.0)
+    assert stats.chisquare(np.bincount(draws, minlength=expected.size), expected * SAMPLES).pvalue < ALPHA
+
+
+def test_torch_row_draws_follow_the_exponential_mechanism_probabilities_and_reject_a_missing_factor_two() -> None:
+    import torch
+
+    from textveil.mechanisms.sampling import sample_exponential_mechanism_rows_torch
+
+    def draws(epsilon: float) -> np.ndarray:
+        parent = make_rng(43)
+        rngs = [make_rng(int(s)) for s in parent.integers(0, 2**63, size=SAMPLES)]
+        scores = torch.from_numpy(np.tile(ROW_SCORES, (SAMPLES, 1)))
+        return sample_exponential_mechanism_rows_torch(scores, epsilon, rngs, sensitivity=2.0).numpy()
+
+    expected = exponential_mechanism_probabilities(ROW_SCORES, 1.5, sensitivity=2.0)
+    assert _chi_square_pvalue(draws(1.5), expected) > ALPHA
+    assert _chi_square_pvalue(draws(3.0), expected) < ALPHA
+
+
+@pytest.mark.parametrize("epsilon", [10.0, 25.0, 40.0])
+def test_torch_draws_equal_numpy_draws_uniform_for_uniform(epsilon) -> None:
+    """For the same logits and the same per-row generators, the device draw gives the NumPy draw's
+    tokens (a row of a language model's size, an output vocabulary without four tokens), for the
+    clipped score and plain sampling, from float32 and from bfloat16 logits (a GPU's format):
+    a release is the same whichever path drew it, up to a float64 boundary case."""
+    import torch
+
+    from textveil.mechanisms.sampling import (
+        sample_clipped_exponential_rows,
+        sample_clipped_exponential_rows_torch,
+        sample_exponential_mechanism_rows_torch,
+    )
+
+    rng = np.random.default_rng(5)
+    logits = torch.from_numpy(rng.normal(0.0, 6.0, size=(64, 49_152)).astype(np.float32)).to(torch.bfloat16)
+    candidates = np.setdiff1d(np.arange(49_152), [0, 1, 2, 17])
+    on_host = logits.float().numpy()
+    for relative, (low, high) in ((True, (-15.0, 0.0)), (False, (9.0, 24.0))):
+        ours = sample_clipped_exponential_rows_torch(logits, torch.from_numpy(candidates), low, high, epsilon,
+                                                     [make_rng(i) for i in range(64)], relative=relative).numpy()
+        theirs = sample_clipped_exponential_rows(on_host, candidates, low, high, epsilon,
+                                                 [make_rng(i) for i in range(64)], relative=relative)
+        assert (ours == theirs).all()
+    plain = sample_exponential_mechanism_rows_torch(logits[:, candidates], 2.0 / 0.7, [make_rng(i) for i in range(64)])
+    assert (plain.numpy() == sample_exponential_mechanism_rows(on_host[:, candidates], 2.0 / 0.7,
+                                                               [make_rng(i) for i in range(64)])).all()
+
+
+def test_torch_draws_take_one_uniform_per_row_and_refuse_bad_input() -> None:
+    import torch
+
+    from textveil.mechanisms.sampling import sample_clipped_exponential_rows_torch
+
+    rngs = [make_rng(1), make_rng(2)]
+    sample_clipped_exponential_rows_torch(torch.zeros((2, 5)), torch.arange(5), -1.0, 0.0, 3.0, rngs, relative=True)
+    after = [rng.random() for rng in rngs]
+    fresh = [make_rng(1), make_rng(2)]
+    [rng.random() for rng in fresh]
+    assert after == [rng.random() for rng in fresh]  # exactly one value taken from each row's stream
+    with pytest.raises(InvalidParameterError, match="one generator per row"):
+        sample_clipped_exponential_rows_torch(torch.zeros((2, 5)), torch.arange(5), -1.0, 0.0, 3.0, rngs[:1],
+                                              relative=True)
+    with pytest.raises(InvalidParameterError, match="finite"):
+        sample_clipped_exponential_rows_torch(torch.full((1, 5), float("nan")), torch.arange(5), -1.0, 0.0, 3.0,
+                                              rngs[:1], relative=True)
+    # a non-finite logit outside the candidates is never read (as in NumPy)
+    row = torch.tensor([[float("inf"), 1.0, 2.0]])
+    assert sample_clipped_exponential_rows_torch(row, torch.tensor([1, 2]), -1.0, 0.0, 1e6, rngs[:1],
+                                                 relative=True).tolist() == [1]

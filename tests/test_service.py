@@ -579,3 +579,22 @@ def test_paraphrase_is_offered_and_released_with_the_served_language_model(toy_w
     engine = plain.app.state.engine
     assert len(engine._mechanisms) == 3 and len(engine._language_models) == 1
     assert len({id(mechanism.language_model) for mechanism in engine._mechanisms.values()}) == 1
+
+
+def test_the_offered_language_models_are_loaded_and_warmed_at_start_up(toy_word_embeddings, tiny_lm_folder,
+                                                                      monkeypatch):
+    """Before the service listens, each offered language model is loaded and writes one short
+    text (engine, template cache, output vocabulary built); /healthz names the ready ones, and a
+    first request loads nothing."""
+    served = make_client(toy_word_embeddings, models=(tiny_lm_folder,))
+    engine = served.app.state.engine
+    assert served.get("/healthz").json()["language_models_ready"] == []
+    monkeypatch.setattr(engine, "offered_language_models", lambda: {tiny_lm_folder.name: str(tiny_lm_folder)})
+    assert engine.load_language_models() == [tiny_lm_folder.name]
+    assert served.get("/healthz").json()["language_models_ready"] == [tiny_lm_folder.name]
+    loaded, built = dict(engine._language_models), len(engine._mechanisms)
+    assert len(loaded) == 1 and built == 1
+    answer = served.post("/v1/sanitize", json={"texts": ["The market rallied."], "mechanism": "paraphrase",
+                                               "parameters": {"epsilon": 2, "max_new_tokens": 4}})
+    assert answer.status_code == 200, answer.text
+    assert engine._language_models == loaded  # the request found the model loaded

@@ -90,12 +90,13 @@ def shuffle_words_between_users(texts: list[str], seed: int = 0) -> list[str]:
 def test_registry_lists_every_task_with_a_one_line_description():
     expected = {"topic-fasttext", "topic-fasttext-pretrained", "topic-5nn", "semantic-similarity", "stylometric-l2",
                 "unigram-cosine", "bigram-cosine", "sentiment-cosine", "classification-f1", "earth-movers",
-                "attribute-f1", "memorisation", "fluency", "describing"}
+                "attribute-f1", "memorisation", "fluency", "describing", "length-ratio"}
     assert set(UTILITY_TASKS.names()) == expected
-    # a sweep that names no task runs every one but fluency and describing, which load a language model
+    # a sweep that names no task runs every one but fluency and describing, which load a language model,
+    # and length-ratio, which only the rewriters move
     from textveil.evaluation.utility_tasks import default_utility_tasks
 
-    assert set(default_utility_tasks()) == expected - {"fluency", "describing"}
+    assert set(default_utility_tasks()) == expected - {"fluency", "describing", "length-ratio"}
     for entry in UTILITY_TASKS.entries():  # one list: each entry names a runner that exists
         assert entry.description and "\n" not in entry.description
         assert issubclass(entry.load(), UtilityRunner)
@@ -424,3 +425,19 @@ def test_fasttext_topic_accuracy_on_bbc_held_out_is_at_least_095():
     accuracy = model.accuracy(test.texts, test.labels)
     print(f"BBC fastText held-out accuracy {accuracy:.4f} ({time.perf_counter() - started:.1f} s)")
     assert accuracy >= 0.95
+
+
+def test_length_ratio_counts_released_words_over_input_words():
+    from textveil.corpus.labelled import LabelledCorpus
+    from textveil.evaluation.utility_tasks import LengthRatio
+
+    originals = LabelledCorpus(["one two three four", "five six"], ["a", "b"])
+    runner = LengthRatio()
+    runner.prepare(originals, originals)
+    # a release that keeps the first half of each text carries half the words
+    measured = runner.measure(["one two", "five"])
+    assert measured["value"] == 0.5
+    assert measured["min_per_text"] == 0.5 and measured["median_per_text"] == 0.5
+    # summed over texts: a long text weighs more than a short one
+    assert runner.measure(["one two three four five six seven eight", ""])["value"] == 8 / 6
+    assert runner.measure(originals.texts)["value"] == 1.0

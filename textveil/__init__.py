@@ -15,8 +15,7 @@ from textveil.embeddings import WordEmbeddings, load_embeddings, read_embeddings
 from textveil.errors import TextveilError
 from textveil.mechanisms import Mechanism, Release
 from textveil.privacy import Guarantee, Secret
-
-__version__ = "0.4.0"
+from textveil.version import __version__
 
 
 def mechanism(name: str, *, entities: Any = None, embeddings: Any = None, **parameters: Any) -> Any:
@@ -27,7 +26,7 @@ def mechanism(name: str, *, entities: Any = None, embeddings: Any = None, **para
     >>> mechanism("redact", entities=__import__("textveil.pii").pii.EntityOptions(operator="off")).name
     'redact'
     """
-    from textveil.evaluation.releasing import build_mechanism
+    from textveil.building import build_mechanism
     from textveil.mechanisms.registry import MECHANISMS
     from textveil.pii import EntityOptions
 

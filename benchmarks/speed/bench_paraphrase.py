@@ -22,6 +22,7 @@ object with the machine (CPU model). Run::
 
     .venv/bin/python benchmarks/speed/bench_paraphrase.py --quick      # 32 texts, about 3 minutes on 2 cores
     .venv/bin/python benchmarks/speed/bench_paraphrase.py --texts 128 --batch 32 --engine transformers
+    benchmarks/speed/gpu_paraphrase.sh          # on a GPU: 128 and 1,024 rows of 256-token prompts
 """
 
 from __future__ import annotations
@@ -105,6 +106,23 @@ def run_generate(mechanism, texts: list[str], batch: int) -> tuple[float, int]:
     return time.perf_counter() - start, drawn
 
 
+def texts_of_tokens(count: int, tokens: int, model: str) -> tuple[list[str], str]:
+    """``count`` texts of about ``tokens`` model tokens each (the issue's 256-token prompts), made
+    of the bundled sample's sentences in turn, each text starting one sentence further on."""
+    from textveil.models.language_model import load_language_model
+
+    lm = load_language_model(model, engine="transformers")
+    sentences, _ = bench_texts(200, Path("/nonexistent"))
+    texts = []
+    for start in range(count):
+        text, k = "", start
+        while len(lm.encode(text)) < tokens:
+            text = (text + " " + sentences[k % len(sentences)]).strip()
+            k += 1
+        texts.append(lm.decode(lm.encode(text)[:tokens]))
+    return texts, f"examples/sample.txt sentences, {tokens} tokens each"
+
+
 def fidelity(engine_lm, reference_lm, texts: list[str]) -> dict:
     """How far the engine's model is from transformers' float32 one, without sampling noise: each
     text's tokens (its first 96) scored by both, the mean absolute difference of log p(token) and
@@ -128,6 +146,9 @@ def main() -> None:
     parser.add_argument("--engine", default="auto", help="auto, llama-cpp or transformers (the engine measured)")
     parser.add_argument("--no-quality", action="store_true", help="skip the similarity check at epsilon 40")
     parser.add_argument("--quality-seeds", type=int, default=4, help="seeds of the similarity check (its mean)")
+    parser.add_argument("--prompt-tokens", type=int, default=0,
+                        help="texts of about this many model tokens, each one unit (unit=text), made of the bundled "
+                             "sample's sentences; 0: the corpus's posts as they are")
     parser.add_argument("--corpus", type=Path, default=BLOG,
                         help="a JSONL file with a text field (default: blog_short)")
     args = parser.parse_args()
@@ -137,6 +158,9 @@ def main() -> None:
 
     texts, source = bench_texts(count, args.corpus)
     common = dict(model=args.model, max_new_tokens=args.max_new_tokens, seed=1, batch_size=args.batch)
+    if args.prompt_tokens:
+        texts, source = texts_of_tokens(count, args.prompt_tokens, args.model)
+        common.update(unit="text", max_input_tokens=args.prompt_tokens + 8)
     mechanism = Paraphrase(args.epsilon, engine=args.engine, **common)
     plain = Restyle(temperature=1.0, engine=args.engine, **common)
     reference = Paraphrase(args.epsilon, engine="transformers", **common)

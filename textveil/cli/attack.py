@@ -74,7 +74,7 @@ def attack(
     from textveil.attacks.base import evaluate_attack
     from textveil.attacks.registry import ATTACKS, make_attack
     from textveil.corpus.labelled import read_labelled_corpus
-    from textveil.evaluation.releasing import release_parameters
+    from textveil.building import release_parameters
 
     if list_attacks:
         for entry in ATTACKS.entries():
@@ -102,9 +102,10 @@ def attack(
         min_labels=1, what="unknown corpus")
     known_texts, known_release = known_corpus.texts, None
     if release_known_with is not None and parameters is not None:  # (both or neither: for the type checker)
+        from textveil.building import build_mechanism
         from textveil.embeddings.default_model import cache_root
         from textveil.evaluation.release_cache import ReleaseCache
-        from textveil.evaluation.releasing import build_mechanism, release_corpus
+        from textveil.evaluation.releasing import release_corpus
 
         table = load_cli_embeddings(embeddings, vocab_size)
         cache = ReleaseCache(cache_root() / "releases")  # only a seeded release is stored

@@ -61,9 +61,9 @@ def audit(
 ) -> None:
     """Audit a mechanism's privacy claims: many releases of neighbouring inputs, a lower bound on
     the privacy loss per pair, compared with what its Guarantee claims. Exit 0: every claim kept."""
+    from textveil.building import build_mechanism
     from textveil.evaluation.audit import releases_needed, run_audit
     from textveil.evaluation.audit_pairs import audit_cases, read_pairs
-    from textveil.evaluation.releasing import build_mechanism
     from textveil.mechanisms.registry import MECHANISMS
 
     name = mechanism_of(mechanism, model)

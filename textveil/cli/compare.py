@@ -29,8 +29,8 @@ from textveil.errors import InputError, InvalidParameterError
 
 def _mechanism_specs(mechanisms: list[str], settings: list[str]) -> list:
     """The ``--mechanism`` specs with their ``--set MECHANISM.NAME=VALUE`` options, each checked."""
+    from textveil.building import check_model_path
     from textveil.evaluation.comparison import parse_mechanism_spec
-    from textveil.evaluation.releasing import check_model_path
     from textveil.mechanisms.registry import MECHANISMS
 
     specs = [parse_mechanism_spec(text) for text in mechanisms]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Optional
 
 import typer
 from rich.console import Console
@@ -17,6 +18,7 @@ from textveil.cli.audit import register_audit_commands
 from textveil.cli.budget import register_budget_commands
 from textveil.cli.compare import register_compare_commands
 from textveil.cli.embeddings import register_embeddings_commands
+from textveil.cli.help import fit_help_panels
 from textveil.cli.models import register_model_commands
 from textveil.cli.pivot import pivot_app
 from textveil.cli.release import register_release_commands
@@ -24,6 +26,7 @@ from textveil.cli.sanitize import register_sanitize_commands
 from textveil.cli.service import register_service_commands
 from textveil.cli.synthesis import register_synthesis_commands
 from textveil.errors import TextveilError
+from textveil.models.device import DEVICE_VARIABLE, check_device
 
 app = typer.Typer(
     name="textveil",
@@ -32,6 +35,18 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+@app.callback()
+def _run_on(device: Optional[str] = typer.Option(
+        None, "--device", metavar="auto|cpu|cuda[:N]",
+        help="Where the language models run, for every command: auto (a GPU when one is present, else "
+             "the CPU), cpu, or cuda[:N]. Sets TEXTVEIL_DEVICE, which a release's workers inherit.")) -> None:
+    """Release text with a formal privacy guarantee against authorship re-identification."""
+    if device is not None:
+        os.environ[DEVICE_VARIABLE] = check_device(device)
+
+
 register_embeddings_commands(app)  # embeddings: the bundled default vectors, built once
 register_sanitize_commands(app)  # mechanisms, sanitize, calibrate: release texts
 register_attack_commands(app)  # attack, evaluate: red-team a release, sweep a mechanism
@@ -43,6 +58,7 @@ register_budget_commands(app)  # budget: the privacy budget ledger's caps, total
 register_release_commands(app)  # release: a corpus of any size, sharded, resumable, on Dask
 register_compare_commands(app)  # compare: mechanisms on one split, one frontier
 app.add_typer(pivot_app, name="pivot")
+fit_help_panels()  # every --help laid out at the terminal's width, nothing cut
 
 
 def main() -> None:

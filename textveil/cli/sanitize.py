@@ -97,10 +97,10 @@ def sanitize(
 
     Names, places, organisations and contact details are replaced first (--entities), then the
     mechanism releases the text."""
+    from textveil.building import build_mechanism
     from textveil.corpus.reading import expand_inputs, read_documents
     from textveil.corpus.writing import atomic_write_text, render_releases
     from textveil.corpus.outputs import check_vocabulary_corpus, plan_output_paths
-    from textveil.evaluation.releasing import build_mechanism
     from textveil.mechanisms.registry import MECHANISMS
 
     mechanism = mechanism_of(mechanism, model)

@@ -4,17 +4,19 @@ and reading a mechanism's options as the user gave them. No privacy logic lives 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.text import Text
 from rich.progress import (
     BarColumn,
-    MofNCompleteColumn,
     Progress,
     ProgressColumn,
+    Task,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -40,18 +42,19 @@ class Layout(str, Enum):
 
 
 def progress_bar(*extra_columns: ProgressColumn) -> Progress | StageLines:
-    """A live progress bar on a terminal; elsewhere (a log file, CI, a pipe) a line per stage.
+    """A live progress bar on a terminal; elsewhere (a log file, CI, a pipe) plain lines.
 
     A bar redrawn into a file is one endless line of carriage returns, so where stderr is not a
-    terminal the same calls print one line per stage, when it ends (nothing when it fails: the
-    error is then the one line).
+    terminal the same calls print one line per stage when it ends (nothing when it fails: the
+    error is then the last line) and, while a long stage runs, a progress line at each 5% or 30 s
+    (:class:`StageLines`).
     """
     if not stderr.is_terminal:
         return StageLines(stderr)
     return Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
+        DoneOfTotalColumn(),
         *extra_columns,
         TimeElapsedColumn(),
         TimeRemainingColumn(),
@@ -60,9 +63,36 @@ def progress_bar(*extra_columns: ProgressColumn) -> Progress | StageLines:
     )
 
 
+class DoneOfTotalColumn(ProgressColumn):
+    """"done/total", with a tenth where the count is a fraction: one long document written unit by
+    unit shows 0.4/1 rather than 0/1 until it ends.
+
+    >>> from rich.progress import Progress
+    >>> bar = Progress()
+    >>> long, many = bar.add_task("one document", total=1, completed=0.4), bar.add_task("posts", total=1200)
+    >>> bar.advance(many, 300)
+    >>> [str(DoneOfTotalColumn().render(task)) for task in bar.tasks]
+    ['0.4/1', '300/1,200']
+    """
+
+    def render(self, task: Task) -> Text:
+        done = task.completed
+        shown = f"{done:,.0f}" if float(done).is_integer() else f"{done:,.1f}"
+        total = "?" if task.total is None else f"{task.total:,.0f}"
+        return Text(f"{shown}/{total}", style="progress.download")
+
+
 class StageLines:
     """What :func:`progress_bar` gives where stderr is not a terminal: the calls of a rich
-    ``Progress`` (``add_task``, ``advance``, ``update``, ``console``), written as one line per stage.
+    ``Progress`` (``add_task``, ``advance``, ``update``, ``console``), written as plain lines.
+
+    A stage's line is printed when it ends. A long stage also prints a progress line as it goes,
+    so that a log shows it moving: each time its count crosses another 5% of the total, or after
+    30 s without a line, whichever comes first, and never within 2 s of its previous line (a quick
+    stage prints its end only). A line holds the count, the rate since the stage began and the time
+    left; a stage of unknown total prints its count and rate every 30 s. Lines are printed as the
+    counts arrive (no thread): a stage that reports nothing prints nothing until it does.
+    ``clock`` (seconds) is for tests.
 
     >>> from io import StringIO
     >>> out = StringIO()
@@ -79,10 +109,33 @@ class StageLines:
     >>> print(out.getvalue().strip())  # doctest: +ELLIPSIS
     released: done, 1 of 2 in ... s
     attacked: done, 2 of 2 in ... s
+    >>> now, out = [0.0], StringIO()
+    >>> with StageLines(Console(file=out, width=80), clock=lambda: now[0]) as bar:  # 0.1 s a text
+    ...     task = bar.add_task("releasing", total=1000)
+    ...     for _ in range(1000):
+    ...         now[0] += 0.1
+    ...         bar.advance(task)
+    >>> lines = out.getvalue().splitlines()
+    >>> for line in [f"{len(lines)} lines:", *lines[:2], "...", *lines[-2:]]:
+    ...     print(line)
+    20 lines:
+    releasing: 50 of 1,000 (5%), 10.0/s, 1 min 35 s left
+    releasing: 100 of 1,000 (10%), 10.0/s, 1 min 30 s left
+    ...
+    releasing: 950 of 1,000 (95%), 10.0/s, 5 s left
+    releasing: done, 1,000 of 1,000 in 100.0 s
     """
 
-    def __init__(self, console: Console) -> None:
+    #: A progress line each time the count crosses another 1/STEPS of the total (5%) ...
+    STEPS = 20
+    #: ... or once this many seconds passed without a line ...
+    AT_MOST_QUIET_S = 30.0
+    #: ... but never sooner than this after the previous line.
+    AT_LEAST_QUIET_S = 2.0
+
+    def __init__(self, console: Console, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.console = console
+        self.clock = clock
         self._tasks: dict[int, dict] = {}
 
     def __enter__(self) -> StageLines:
@@ -93,13 +146,15 @@ class StageLines:
             for task in self._tasks:
                 self._end(task)
 
-    def add_task(self, description: str, total: float | None = None, **fields) -> int:
+    def add_task(self, description: str, total: float | None = None, completed: float = 0, **fields) -> int:
         task = len(self._tasks)
-        self._tasks[task] = {"description": description, "total": total, "done": 0.0, "started": time.perf_counter()}
+        self._tasks[task] = {"description": description, "total": total, "done": float(completed)}
+        self._begin(self._tasks[task])
         return task
 
     def advance(self, task: int, advance: float = 1) -> None:
         self._tasks[task]["done"] += advance
+        self._progress(self._tasks[task])
 
     def update(self, task: int, *, completed: float | None = None, total: float | None = None,
                description: str | None = None, advance: float | None = None, **fields) -> None:
@@ -115,16 +170,80 @@ class StageLines:
         if description is not None and description != state["description"]:
             state["description"] = description
             self._end(task)
-            state["started"] = time.perf_counter()
+            self._begin(state)
+        else:
+            self._progress(state)
+
+    def _begin(self, state: dict) -> None:
+        """A stage starts: its clock, its count so far (for its rate) and its quiet time start now."""
+        now = self.clock()
+        state.update(started=now, base=state["done"], shown=now, step=self._step(state))
+
+    def _step(self, state: dict) -> int:
+        """How many 5% steps of the total the count has crossed (0 where the total is unknown)."""
+        return int(state["done"] * self.STEPS // state["total"]) if state["total"] else 0
+
+    def _progress(self, state: dict) -> None:
+        """Print a progress line where one is due (see the class)."""
+        now = self.clock()
+        quiet = now - state["shown"]
+        total = state["total"]
+        if quiet < self.AT_LEAST_QUIET_S or (total and state["done"] >= total):  # at the total: its end line
+            return
+        step = self._step(state)
+        if step <= state["step"] and quiet < self.AT_MOST_QUIET_S:
+            return
+        state["shown"], state["step"] = now, max(step, state["step"])
+        self.console.print(self._progress_line(state, now), markup=False, highlight=False)
+
+    def _progress_line(self, state: dict, now: float) -> str:
+        """``releasing: 1,250 of 25,000 (5%), 41.7/s, 9 min 30 s left``."""
+        done, total = state["done"], state["total"]
+        elapsed = now - state["started"]
+        rate = (done - state["base"]) / elapsed if elapsed > 0 else 0.0
+        line = f"{state['description']}: {_count(done)}"
+        line += f" of {_count(total)} ({int(100 * done // total)}%)" if total else " done"
+        if rate <= 0:
+            return f"{line}, none in {_duration(elapsed)}, no estimate yet"
+        line += f", {_rate(rate)}/s"
+        return f"{line}, {_duration((total - done) / rate)} left" if total else line
 
     def _end(self, task: int) -> None:
         state = self._tasks[task]
         if state.get("ended") == state["description"]:
             return
         state["ended"] = state["description"]
-        counted = f", {state['done']:,.0f} of {state['total']:,.0f}" if state["total"] else ""
-        seconds = time.perf_counter() - state["started"]
+        counted = f", {_count(state['done'])} of {_count(state['total'])}" if state["total"] else ""
+        seconds = self.clock() - state["started"]
         self.console.print(f"{state['description']}: done{counted} in {seconds:.1f} s", markup=False, highlight=False)
+
+
+def _count(value: float) -> str:
+    """A count as a line shows it: ``1,250``; a fraction (progress within texts) with a tenth,
+    ``12.5``, or below one with hundredths, ``0.25``, ``0.4``."""
+    if float(value).is_integer():
+        return f"{value:,.0f}"
+    return f"{value:.2f}".rstrip("0").rstrip(".") if abs(value) < 1 else f"{value:,.1f}"
+
+
+def _rate(per_second: float) -> str:
+    """Items a second, three significant digits or so: ``1,204``, ``41.7``, ``2.35``, ``0.052``."""
+    for floor, digits in ((100, 0), (10, 1), (1, 2)):
+        if per_second >= floor:
+            return f"{per_second:,.{digits}f}"
+    return f"{per_second:.3f}"
+
+
+def _duration(seconds: float) -> str:
+    """``45 s``, ``9 min 30 s``, ``2 h 5 min``."""
+    whole = max(0, round(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        minutes, rest = divmod(whole, 60)
+        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    hours, rest = divmod(whole, 3600)
+    return f"{hours} h {rest // 60} min" if rest // 60 else f"{hours} h"
 
 
 def load_cli_embeddings(spec: str, vocab_size: Optional[int]):
@@ -136,7 +255,7 @@ def load_cli_embeddings(spec: str, vocab_size: Optional[int]):
 def given_options(mechanism: str, settings: Optional[list[str]], **flags) -> dict:
     """A mechanism's options as the user gave them: dedicated flags (``None``: not given) and
     ``--set NAME=VALUE`` for any other parameter, each parsed and checked by the mechanism's spec."""
-    from textveil.evaluation.releasing import check_mechanism_options, mechanism_options
+    from textveil.building import check_mechanism_options, mechanism_options
     from textveil.mechanisms.registry import MECHANISMS
 
     entry = MECHANISMS.entry(mechanism)
@@ -158,7 +277,7 @@ def mechanism_of(mechanism: Optional[str], model: Optional[Path]) -> str:
     Hugging Face model folder (see :func:`language_model_option`). Anything else is one line."""
     if model is None:
         return mechanism or "emp"
-    from textveil.evaluation.releasing import check_model_path, is_language_model, model_users, takes_model
+    from textveil.building import check_model_path, is_language_model, model_users, takes_model
     from textveil.mechanisms.base import saved_mechanism_name
 
     check_model_path(model, mechanism)
@@ -182,7 +301,7 @@ def language_model_option(mechanism: str, model: Optional[Path], options: dict, 
     its ``model`` parameter in ``options`` (the path, made absolute with ``resolve``) and None is
     returned; a trained mechanism's folder is returned as it is (built with ``Mechanism.load``).
     A ``model=`` parameter given with ``--set`` must then name the same model."""
-    from textveil.evaluation.releasing import is_language_model, takes_model
+    from textveil.building import is_language_model, takes_model
 
     if model is None or not takes_model(mechanism) or not is_language_model(model):
         if resolve and model is None and isinstance(options.get("model"), str) and Path(options["model"]).exists():

@@ -3,18 +3,21 @@
 Plain text files are one document each, decoded from bytes so that line endings (CRLF in
 C50) survive. ``.jsonl``/``.ndjson`` and ``.csv`` files hold one document per record, in a
 named text field; the rest of each record is kept so a release can be written back in the
-same shape.
+same shape. A record the reader cannot delimit (a CSV quote that never closes, a CSV record with
+more or fewer fields than the header, a JSONL line that is not one JSON object) is refused with
+one line naming the file and the line it starts on, never guessed.
 """
 
 from __future__ import annotations
 
 import csv
-import io
+import itertools
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from textveil.errors import InputError
 
@@ -114,17 +117,24 @@ def parse_jsonl_line(source: InputFile, number: int, line: str) -> dict[str, Any
     >>> parse_jsonl_line(upload, 3, '["one"]')
     Traceback (most recent call last):
     ...
-    textveil.errors.InputError: posts.jsonl: line 3 is not a JSON object; each line must be an object
+    textveil.errors.InputError: posts.jsonl: line 3 is not a JSON object (it is a list); each line must be one {...} object
     """
     if not line.strip():
         return None
     try:
-        record = json.loads(line)
+        record = json.loads(line.rstrip("\r\n"))  # a column, not a line, past the end
     except json.JSONDecodeError as exc:
-        raise InputError(f"{source.display}: line {number} is not valid JSON ({exc.msg}); fix or remove it") from None
+        raise InputError(f"{source.display}: line {number} is not valid JSON ({exc.msg} at column {exc.colno}); "
+                         "each line must be one {...} object") from None
     if not isinstance(record, dict):
-        raise InputError(f"{source.display}: line {number} is not a JSON object; each line must be an object")
+        raise InputError(f"{source.display}: line {number} is not a JSON object (it is {_json_kind(record)}); "
+                         "each line must be one {...} object")
     return record
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {list: "a list", str: "a string", bool: "true or false", int: "a number", float: "a number"}
+    return "null" if value is None else kinds.get(type(value), type(value).__name__)
 
 
 def record_text(source: InputFile, where: str, record: dict[str, Any], text_field: str = "text") -> str:
@@ -151,16 +161,149 @@ def record_text(source: InputFile, where: str, record: dict[str, Any], text_fiel
     return value
 
 
+def csv_records(
+    source: InputFile, lines: Iterable[str], reread: Callable[[], Iterable[str]],
+    undecodable: Callable[[int], Exception] | None = None,
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """The records of a CSV input, one at a time, with the line each starts on (1-based; the
+    header is the first non-blank row, blank lines are skipped). ``lines`` are the input's lines
+    as read with ``newline=""``; ``reread()`` gives them again from the top, read only to name the
+    line an unclosed quote opened on. A record the reader cannot delimit is refused, never
+    guessed: a quote that never closes (it would swallow the rest of the input), text after a
+    closing quote, or a record with more or fewer fields than the header, each one line naming
+    the file, the line the record starts on and the fix. ``undecodable(line)`` makes the error
+    for bytes that do not decode (streamed files).
+
+    >>> upload = InputFile(Path("posts.csv"), Path("posts.csv"), "csv")
+    >>> text = 'author,text\\nx,"two\\nlines"\\n\\ny,fine\\n'
+    >>> again = lambda: physical_lines(text)
+    >>> list(csv_records(upload, again(), again))
+    [(2, {'author': 'x', 'text': 'two\\nlines'}), (5, {'author': 'y', 'text': 'fine'})]
+    >>> text = 'author,text\\nx,"unterminated\\ny,fine\\n'
+    >>> list(csv_records(upload, again(), again))
+    Traceback (most recent call last):
+    ...
+    textveil.errors.InputError: posts.csv: line 2 opens a quote that never closes (the rest of the file would be one field); close the quote opened on line 2, or quote the field and double the quote inside it ("")
+    """
+    rows = csv_rows(source, lines, reread, undecodable)
+    header = next(rows, None)
+    if header is None:
+        return
+    for start, row in rows:
+        if len(row) != len(header[1]):
+            raise _field_count_error(source, start, len(row), len(header[1]))
+        yield start, dict(zip(header[1], row))
+
+
+def csv_rows(
+    source: InputFile, lines: Iterable[str], reread: Callable[[], Iterable[str]],
+    undecodable: Callable[[int], Exception] | None = None,
+) -> Iterator[tuple[int, list[str]]]:
+    """The non-blank rows of a CSV input (the header first) with the line each starts on, read
+    strictly; :func:`csv_records` says what is refused and what the arguments are."""
+    # A field may hold a whole document: larger than csv's default limit of 128 KiB.
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+    reader = csv.reader(lines, strict=True)
+    while True:
+        start = reader.line_num + 1  # each row read (a blank one too) ends where the next starts
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except UnicodeDecodeError:
+            if undecodable is None:
+                raise
+            raise undecodable(reader.line_num + 1) from None
+        except csv.Error as error:
+            raise _csv_error(source, start, reader.line_num, error, reread) from None
+        if row:
+            yield start, row
+
+
+def _field_count_error(source: InputFile, line: int, fields: int, expected: int) -> InputError:
+    counted = f"{source.display}: line {line} has {fields} field{'s' * (fields != 1)}, the header has {expected}"
+    if fields > expected:
+        return InputError(f"{counted}: quote fields that hold a comma (\"a, b\")")
+    return InputError(f"{counted}: give every record all the header's fields (an empty one as nothing between two "
+                      "commas), and quote fields that hold a line break")
+
+
+def _csv_error(source: InputFile, start: int, end: int, error: csv.Error, reread: Callable[[], Iterable[str]]
+               ) -> InputError:
+    """The one line for a record csv cannot read: where its quote opened, when a quote is the cause."""
+    why = str(error)
+    if why.startswith("unexpected end of data") or "expected after" in why:
+        lines = itertools.islice(reread(), start - 1, end)
+        opened = _open_quote_line(lines, start)
+        where = f"line {start}" if opened == start else f"the record starting on line {start}"
+        if why.startswith("unexpected end of data"):
+            problem = f"{where} opens a quote{'' if opened == start else f' on line {opened}'} that never closes " \
+                      "(the rest of the file would be one field)"
+        else:
+            problem = f"{where} has text after the closing quote of a field opened on line {opened} (on line {end})"
+        return InputError(f"{source.display}: {problem}; close the quote opened on line {opened}, or quote the field "
+                          "and double the quote inside it (\"\")")
+    return InputError(f"{source.display}: line {start} is not valid CSV ({why}); fix the record that starts there")
+
+
+def _open_quote_line(lines: Iterable[str], first: int) -> int:
+    """The line (counted from ``first``) on which the last quoted field of a CSV record opened,
+    reading until the input ends or a closing quote is followed by text (csv's strict errors)."""
+    delimiter, quote = ",", '"'
+    opened, state = first, "start"  # start of a field, in an unquoted field, in a quoted field
+    for number, line in enumerate(lines, start=first):
+        at, size = 0, len(line)
+        while at < size:
+            if state == "quoted":
+                close = line.find(quote, at)
+                if close < 0:
+                    break  # the field goes on to the next line
+                if close + 1 < size and line[close + 1] == quote:
+                    at = close + 2  # a doubled quote inside the field
+                    continue
+                if close + 1 < size and line[close + 1] not in (delimiter, "\r", "\n"):
+                    return opened  # text after the closing quote: this field is the one
+                state, at = "field", close + 1
+                continue
+            char = line[at]
+            if state == "start" and char == quote:
+                state, opened = "quoted", number
+            elif char in (delimiter, "\r", "\n"):
+                state = "start"
+            else:
+                state = "field"
+            at += 1
+    return opened
+
+
+def physical_lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` with their endings (``\\n``, ``\\r\\n`` or ``\\r``; not U+2028 and the
+    like, which a JSON string may hold), as a file opened with ``newline=""`` reads them, without
+    copying the text whole.
+
+    >>> list(physical_lines("a\\r\\nb\\u2028c\\rd"))
+    ['a\\r\\n', 'b\\u2028c\\r', 'd']
+    """
+    start = 0
+    for end in _LINE_END.finditer(text):
+        yield text[start:end.end()]
+        start = end.end()
+    if start < len(text):
+        yield text[start:]
+
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
 def _records(source: InputFile, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    lines = lambda: physical_lines(text)  # noqa: E731
     if source.fmt == "jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(lines(), start=1):
             record = parse_jsonl_line(source, number, line)
             if record is not None:
                 yield number, record
     else:
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        for number, row in enumerate(reader, start=2):  # line 1 is the header
-            yield number, dict(row)
+        yield from csv_records(source, lines(), lines)
 
 
 def parse_documents(source: InputFile, text: str, text_field: str = "text") -> list[Document]:

@@ -238,26 +238,49 @@ class WordEmbeddings:
         return self._with_marks[key]
 
     def with_placeholders(self) -> WordEmbeddings:
-        """This vocabulary plus the entity stage's placeholders (``<PERSON>``, ...), each one entry
-        at its own vector: the mean of the public words that describe its type
-        (:mod:`textveil.text.placeholders`). A mechanism then perturbs a placeholder like any word,
-        and may write one for any word, so it is covered like the rest. Built once and reused.
+        """This vocabulary plus the entity stage's placeholders (``<PERSON>``, ...) that the space
+        can place, each one entry at a point of its own (:mod:`textveil.text.placeholders`).
+        A mechanism holds them only where an entity stage before it may write them (its
+        ``placeholders`` flag, set by :class:`textveil.pii.Screened`). Built once and reused.
+
+        The public rule: a placeholder sits at the mean vector of those of its describing words
+        (:func:`~textveil.text.placeholders.describing_words`) that the embeddings *know* (a
+        vector of their own: a vocabulary entry, or a word of the full table behind a cut
+        vocabulary), never at a guess for an unknown word. It is left out where none of them
+        is known (the space cannot place it) and where its point is one an entry already has (a
+        word's or an earlier placeholder's: it would be no entry of its own), as a mark is in
+        :meth:`with_marks`. So two placeholders never share a point, and a space that knows none
+        of the describing words (a user's two-word file) gets none: its vocabulary is unchanged.
 
         >>> emb = WordEmbeddings(["person", "someone", "name", "cat"], [[1.0, 0.0], [0.8, 0.2], [0.6, 0.0], [0, 1.0]])
         >>> extended = emb.with_placeholders()
-        >>> extended.words[4], [round(float(v), 2) for v in extended.vector("<PERSON>")]
-        ('<PERSON>', [0.8, 0.07])
+        >>> extended.words[4:], [round(float(v), 2) for v in extended.vector("<PERSON>")]
+        (['<PERSON>'], [0.8, 0.07])
+        >>> WordEmbeddings(["a", "b"], [[0.0], [1.0]]).with_placeholders().words  # it knows no describing word
+        ['a', 'b']
         """
         if self._with_placeholders is None:
+            from textveil.embeddings.neighbours import first_occurrence_rows
             from textveil.text.placeholders import PLACEHOLDER_TYPES, describing_words, placeholder
 
-            added = [placeholder(t) for t in PLACEHOLDER_TYPES if placeholder(t) not in self._index]
-            if not added:
-                self._with_placeholders = self
-            else:
-                vectors = np.stack([self.embed(list(describing_words(p[1:-1]))).mean(axis=0) for p in added])
-                self._with_placeholders = WordEmbeddings(self.words + added, np.concatenate([self.vectors, vectors]),
-                                                         name=self.name, oov=self.oov)
+            added: list[str] = []
+            points: list[np.ndarray] = []
+            for entity_type in PLACEHOLDER_TYPES:
+                token = placeholder(entity_type)
+                known = [w for w in describing_words(entity_type) if w in self or self.oov.knows(w)]
+                if token in self._index or not known:
+                    continue
+                added.append(token)
+                points.append(self.embed(known).mean(axis=0))
+            self._with_placeholders = self
+            if added:
+                matrix = np.concatenate([self.vectors, np.stack(points).astype(np.float32)])
+                rows = first_occurrence_rows(matrix)
+                rows = rows[rows >= len(self.words)]  # the vocabulary stays whole; only placeholders may go
+                if len(rows):
+                    self._with_placeholders = WordEmbeddings(
+                        self.words + [added[r - len(self.words)] for r in rows],
+                        np.concatenate([self.vectors, matrix[rows]]), name=self.name, oov=self.oov)
         return self._with_placeholders
 
     def restrict_to_top(self, k: int) -> WordEmbeddings:

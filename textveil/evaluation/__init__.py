@@ -1,8 +1,10 @@
 """Experiments that sweep a mechanism's parameter, attack each release and measure its utility.
 
-The names below are imported on first use (PEP 562): a command that only releases text imports
-:mod:`textveil.evaluation.releasing` without paying for the experiment's plotting (matplotlib
-alone takes seconds to import).
+The names below are imported on first use (PEP 562): a command that needs one module of the
+package (``sanitize --calibrate``'s curve, :mod:`textveil.evaluation.calibration`; ``attack
+--release-known-with``'s cached release, :mod:`textveil.evaluation.releasing`) imports it without
+paying for the experiment's plotting (matplotlib alone takes seconds to import). A mechanism is
+built from its name and options by :mod:`textveil.building`, not here.
 """
 
 from importlib import import_module

@@ -30,7 +30,7 @@ def attack_key(name: str, texts: Sequence[str], labels: Sequence[str], seed: int
     >>> attack_key("char3-svm", ["a b"], ["x"], 1, "toy") != attack_key("char3-svm", ["a b"], ["y"], 1, "toy")
     True
     """
-    from textveil import __version__
+    from textveil.version import __version__
 
     corpus = LabelledCorpus(list(texts), list(labels)).content_hash()
     payload = json.dumps({"attack": name, "corpus": corpus, "seed": seed, "embeddings": embeddings,

@@ -17,7 +17,8 @@ Pair kinds:
   three words, and two opposite words with eight more beside one; for ER-AE and AE-DP "alpha"
   against "bravo" from a generator set by hand (:func:`generator_canary`); for ``paraphrase`` (at epsilon
   at most 4, one output token) "alpha" against "beta" over a toy language model whose logits are
-  set by hand (:func:`paraphrase_canary`);
+  set by hand (:func:`paraphrase_canary`), and the same over documents of two units
+  (:func:`paraphrase_units_canary`);
 * ``token-near`` / ``token-far``: one-token texts, the closest and the farthest two words of the
   vocabulary's commonest (by the metric's vectors; for a trained model, by frequency rank);
 * ``token-in-sentence``: the far pair inside a sentence of common words;
@@ -205,7 +206,8 @@ def canary_cases(mechanism: Any) -> list[AuditCase]:
     from textveil.mechanisms.substitution import TokenSubstitution
 
     if isinstance(mechanism, Paraphrase):
-        return [paraphrase_canary(mechanism)]
+        canary = paraphrase_canary(mechanism)
+        return [canary, paraphrase_units_canary(canary)]
     if isinstance(mechanism, AutoEncoderMechanism):
         return [generator_canary(mechanism)]
     if not isinstance(mechanism, TokenSubstitution):
@@ -308,6 +310,19 @@ def paraphrase_canary(mechanism: Any) -> AuditCase:
     return AuditCase(AuditPair("canary", "alpha", "beta", f"a toy language model: under the first, w0 alone on top "
                                f"and the other {len(every) - 1} tokens 3 w below; under the second, the reverse"),
                      canary, f"canary (toy LM, L = 1), epsilon {epsilon:g}")
+
+
+def paraphrase_units_canary(canary: AuditCase) -> AuditCase:
+    """The paraphrase canary over documents of two units: "alpha" twice against "beta" twice,
+    one paragraph each, released by the same canary mechanism (its unit and context rule as
+    configured). The second unit's prompt holds the first unit and its reply (the toy reads every
+    token of it, so its logits are as extreme as the first's), so the event "w0 for both units"
+    has a loss of twice the one-unit canary's, within 0.26 of the claim epsilon * L * n = 2
+    epsilon: a claim per document that forgot the number of units, or a context that leaked
+    more than a unit's draws, shows here."""
+    return AuditCase(AuditPair("canary", "alpha\n\nalpha", "beta\n\nbeta", "the toy canary's inputs as documents "
+                               "of two units (paragraphs): the claim composes over units"),
+                     canary.mechanism, canary.setting.replace("L = 1", "L = 1, two units"))
 
 
 def _remembering(language_model: Any) -> Any:

@@ -42,6 +42,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from textveil.building import build_mechanism
 from textveil.corpus.writing import atomic_write_text
 from textveil.errors import InputError, InvalidParameterError
 from textveil.evaluation.attack_cache import AttackCache
@@ -62,7 +63,6 @@ from textveil.evaluation.experiment import (
     validate,
 )
 from textveil.evaluation.release_cache import ReleaseCache
-from textveil.evaluation.releasing import build_mechanism
 from textveil.evaluation.trainings import TRAININGS
 from textveil.evaluation.utility_tasks import UTILITY_TASKS
 from textveil.mechanisms.registry import MECHANISMS

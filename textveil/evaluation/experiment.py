@@ -39,17 +39,12 @@ import numpy as np
 
 from textveil.attacks.base import evaluate_attack
 from textveil.attacks.registry import ATTACKS, DEFAULT_ATTACKS, make_attack
+from textveil.building import build_mechanism, check_mechanism_options
 from textveil.corpus.labelled import LabelledCorpus
 from textveil.errors import InvalidParameterError
 from textveil.evaluation.attack_cache import AttackCache, attack_key
 from textveil.evaluation.release_cache import ReleaseCache
-from textveil.evaluation.releasing import (
-    build_mechanism,
-    check_mechanism_options,
-    encode_corpus,
-    release_corpus,
-    with_changed_fraction,
-)
+from textveil.evaluation.releasing import encode_corpus, release_corpus, with_changed_fraction
 from textveil.evaluation.trainings import (
     SAME_KEY,
     SAME_KEY_RESULTS,
@@ -808,7 +803,7 @@ def _point_summary(parameter: str, point: dict[str, Any], releases: int) -> str:
 
 
 def _version() -> str:
-    from textveil import __version__
+    from textveil.version import __version__
 
     return __version__
 

@@ -21,7 +21,7 @@ def release_key(fingerprint: dict[str, Any], seed: int, corpus: LabelledCorpus) 
     """A digest of everything a release depends on, the textveil version included: a new
     version may release differently (a fixed mechanism), so it never reads an older release.
     ``fingerprint`` shows secrets as digests only (:meth:`Mechanism.fingerprint`)."""
-    from textveil import __version__
+    from textveil.version import __version__
 
     payload = json.dumps({"mechanism": fingerprint, "seed": seed, "corpus": corpus.content_hash(),
                           "textveil": __version__}, sort_keys=True, default=str)

@@ -372,6 +372,26 @@ class DescribingShare(UtilityRunner):
         return self.value(released)
 
 
+class LengthRatio(UtilityRunner):
+    """Released words over input words, summed over the texts: how much of the input a release
+    carries (a rewriter that reads a document's start only, or drops paragraphs, scores well
+    below 1; one that talks about the task, above). Words are runs between white space, the
+    same count for every mechanism."""
+
+    metric = "length ratio (released words / input words; 1 = as long, below 1 = text left out)"
+
+    def measure(self, released: list[str], labels: list[str] | None = None) -> dict[str, Any]:
+        assert self.test is not None
+        per_text = sorted(len(r.split()) / max(len(o.split()), 1) for r, o in zip(released, self.test.texts))
+        return {**super().measure(released, labels),
+                "median_per_text": per_text[len(per_text) // 2] if per_text else 0.0,
+                "min_per_text": per_text[0] if per_text else 0.0}
+
+    def value(self, released: list[str]) -> float:
+        assert self.test is not None
+        return sum(len(r.split()) for r in released) / max(sum(len(o.split()) for o in self.test.texts), 1)
+
+
 UTILITY_TASKS = Registry("utility task", "run 'textveil evaluate --help' for the valid names")
 """Every utility task the harness runs: the one list (faces list it, the sweep makes runners from it)."""
 for _name, _runner, _aligned, _description in (
@@ -403,17 +423,19 @@ for _name, _runner, _aligned, _description in (
     ("describing", "DescribingShare", False,
      "share of released texts that describe the text instead of rewriting it (\"The text conveys...\"; a "
      "language-model rewriter's failure; lower is better)"),
+    ("length-ratio", "LengthRatio", True,
+     "released words / input words, summed over the texts (1 = as long; below 1 = text left out, above = added)"),
     ("fluency", "FluencyRunner", False,
      "perplexity of the release under a public causal LM (SmolLM2-135M-Instruct by default), as a ratio to the "
      "originals' (lower is more fluent; 1 = as fluent; run when named: it loads a language model, ~100 tokens/s "
      "on 2 cores)"),
 ):
     UTILITY_TASKS.add(Entry(_name, f"{__name__}:{_runner}", _description, needs_aligned_pairs=_aligned,
-                            in_default=_name not in ("fluency", "describing")))
+                            in_default=_name not in ("fluency", "describing", "length-ratio")))
 
 
 def default_utility_tasks() -> list[str]:
     """The tasks a sweep runs when none are named: all but fluency (it loads a language model and
-    scores at about 100 tokens/s on 2 cores) and describing (for the language-model rewriters):
-    name them to run them."""
+    scores at about 100 tokens/s on 2 cores), describing and length-ratio (for the language-model
+    rewriters): name them to run them."""
     return [entry.name for entry in UTILITY_TASKS.entries() if entry.in_default]

@@ -339,7 +339,7 @@ class Mechanism:
     def save(self, folder: str | Path) -> Path:
         """Write the mechanism (parameters, what it learned, a manifest) to ``folder``; secrets
         go to ``secrets.json`` (readable by the owner only), never into the manifest."""
-        from textveil import __version__
+        from textveil.version import __version__
         from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
 
         target = Path(folder)
@@ -372,7 +372,7 @@ class Mechanism:
         """A mechanism saved by :meth:`save`. ``resources`` (e.g. ``embeddings=``) must be the
         ones it was saved with: their digest is checked, as are its class and textveil version.
         """
-        from textveil import __version__
+        from textveil.version import __version__
         from textveil.mechanisms.registry import MECHANISMS
 
         source = Path(folder)

@@ -71,6 +71,10 @@ class EarthMoversPrivacy(TokenSubstitution):
         a stop word: the vocabulary is not filtered).
     seed:
         Integer for reproducible releases; ``None`` draws OS entropy.
+    placeholders:
+        Whether the vocabulary holds the entity stage's placeholders (``<PERSON>``, ...): set by
+        the stage that writes them (:class:`textveil.pii.Screened`); off, the release is drawn
+        from the embeddings' own entries alone.
 
     >>> from textveil.embeddings import WordEmbeddings
     >>> toy = WordEmbeddings(["good", "fine", "bad", "!"], [[0.0, 0.0], [0.1, 0.0], [9.0, 9.0], [0.0, 9.0]])
@@ -98,10 +102,11 @@ class EarthMoversPrivacy(TokenSubstitution):
         layout: str = "public",
         seed: int | None = None,
         batch_words: int = 8192,
+        placeholders: bool = False,
     ) -> None:
         self._check_parameters(epsilon=epsilon, decode=decode, keep_stop_words=keep_stop_words, oov=oov,
                                output=output, layout=layout, seed=seed)
-        self._init_common(embeddings, seed, batch_words)
+        self._init_common(embeddings, seed, batch_words, placeholders)
         smallest = self.smallest_epsilon
         if self.epsilon < smallest:
             raise InvalidParameterError(

@@ -73,7 +73,9 @@ from textveil.mechanisms.redaction import no_guarantee
 from textveil.mechanisms.sampling import (
     make_rng,
     sample_clipped_exponential_rows,
+    sample_clipped_exponential_rows_torch,
     sample_exponential_mechanism_rows,
+    sample_exponential_mechanism_rows_torch,
 )
 from textveil.models.device import check_device
 from textveil.privacy.claims import ReleaseView
@@ -132,6 +134,18 @@ def clipped_scores(logits: np.ndarray, high: float, width: float) -> np.ndarray:
     return np.clip(np.asarray(logits, dtype=np.float64), high - width, high)
 
 
+def on_device(logits: Any) -> bool:
+    """Whether a step's logits are a torch tensor (left where the engine computed them), not a
+    NumPy array."""
+    return type(logits).__module__.startswith("torch")
+
+
+def positions_on_host(positions: Any) -> np.ndarray:
+    """A device draw's positions as a NumPy array (a row's token is needed on the host to end
+    or continue it)."""
+    return positions.cpu().numpy()
+
+
 def text_generator(parent: np.random.Generator) -> np.random.Generator:
     """A text's own stream, seeded from its parent's: drawn in text order, so a text's release
     depends on its place in the input, never on the batch it is decoded in."""
@@ -144,12 +158,13 @@ class LanguageModelRewriter(Mechanism):
 
     resources: ClassVar[tuple[str, ...]] = ("language_model",)
 
-    def _init_model(self, language_model: Any, batch_size: int, device: str) -> None:
+    def _init_model(self, language_model: Any, batch_size: int | None, device: str) -> None:
         from textveil.mechanisms.output_vocabulary import parse_vocabulary
 
         self.vocabulary = parse_vocabulary(self.vocabulary)
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise InvalidParameterError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+        if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
+            raise InvalidParameterError(f"batch_size must be an integer >= 1 (or None: the engine's choice), got "
+                                        f"{batch_size!r}")
         check_device(device)
         self.batch_size = batch_size
         self.device = device
@@ -263,6 +278,16 @@ class LanguageModelRewriter(Mechanism):
         """The output vocabulary's token ids, sorted."""
         return self.output_vocabulary().ids
 
+    def _device_candidates(self, logits: Any) -> Any:
+        """:meth:`_candidates` as a long tensor on the device of ``logits`` (moved there once)."""
+        import torch
+
+        ids = self._candidates()
+        kept = self.__dict__.get("_candidates_on_device")
+        if kept is None or kept[0] is not ids or kept[1].device != logits.device:
+            kept = self._candidates_on_device = (ids, torch.as_tensor(ids, dtype=torch.long, device=logits.device))
+        return kept[1]
+
     def fingerprint(self) -> dict[str, Any]:
         """As every mechanism's, with the engine that computes the logits (llama.cpp and its
         weights format, or transformers: two engines give different releases for one seed) and the
@@ -285,7 +310,8 @@ class LanguageModelRewriter(Mechanism):
     # -- releasing -----------------------------------------------------------------------
 
     def sanitize_many(self, texts: Iterable[str], progress: ProgressCallback | None = None) -> list[Release]:
-        """Release many texts, decoded ``batch_size`` at a time, each with its own random stream."""
+        """Release many texts, decoded ``batch_size`` rows at a time (the engine's choice when None:
+        16 on a CPU, 1,024 on a GPU), each text with its own random stream."""
         texts = list(texts)
         return self._release(texts, [text_generator(self._rng) for _ in texts], progress)
 
@@ -361,8 +387,9 @@ class LanguageModelRewriter(Mechanism):
             return follower, self.prompt_ids(plan.units[follower], (plan.units[row], lm.decode(tokens).strip()))
 
         return decode(lm, prompts, len(template_opening(lm, self.prompt)), self.max_new_tokens, choose,
-                      batch_size=self.batch_size, progress=progress, successor=successor if with_context else None,
-                      longest_prompt=longest, more_end_token_ids=line_break_tokens(lm))
+                      batch_size=self.batch_size or lm.engine.default_batch_rows, progress=progress,
+                      successor=successor if with_context else None,
+                      longest_prompt=longest, more_end_token_ids=line_break_tokens(lm), device_logits=True)
 
     def _longest_prompt(self, alone: int, with_context: bool) -> int:
         """A bound on every prompt, given ``alone``, the longest prompt of a unit without context:
@@ -545,7 +572,7 @@ class Paraphrase(LanguageModelRewriter):
                  clip_high: float = DEFAULT_CLIP_HIGH, max_new_tokens: int = 96, max_input_tokens: int = 64,
                  model: str = "smollm2-135m-instruct", engine: str = "auto", vocabulary: str = "all",
                  prompt: str = "paraphrase", unit: str = "paragraph", max_units: int = 0, context: str = "previous",
-                 seed: int | None = None, language_model: Any = None, batch_size: int = 16,
+                 seed: int | None = None, language_model: Any = None, batch_size: int | None = None,
                  device: str = "auto") -> None:
         self._check_parameters(epsilon=epsilon, score=score, width=width, clip_high=clip_high,
                                max_new_tokens=max_new_tokens, max_input_tokens=max_input_tokens, model=model,
@@ -572,10 +599,15 @@ class Paraphrase(LanguageModelRewriter):
         shift = values.max(axis=-1, keepdims=True) if relative else 0.0
         return np.clip(values - shift, low, high)
 
-    def _draw(self, logits: np.ndarray, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
+    def _draw(self, logits: Any, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
         # The exponential mechanism on these scores over the candidates; the floor is counted, not
-        # exponentiated (the same distribution, a fifth of the time).
+        # exponentiated (the same distribution, a fifth of the time). Logits left on a device by
+        # the engine are drawn there, with the same uniforms.
         low, high, relative = self.score_range()
+        if on_device(logits):
+            return positions_on_host(sample_clipped_exponential_rows_torch(
+                logits, self._device_candidates(logits), low, high, self.epsilon, rngs, relative=relative,
+                sensitivity=self.sensitivity))
         return sample_clipped_exponential_rows(logits, candidates, low, high, self.epsilon, rngs, relative=relative,
                                                sensitivity=self.sensitivity)
 
@@ -643,7 +675,7 @@ class Restyle(LanguageModelRewriter):
     def __init__(self, *, temperature: float = 0.7, max_new_tokens: int = 96, max_input_tokens: int = 64,
                  model: str = "smollm2-135m-instruct", engine: str = "auto", vocabulary: str = "all",
                  prompt: str = "paraphrase", unit: str = "paragraph", max_units: int = 0, context: str = "previous",
-                 seed: int | None = None, language_model: Any = None, batch_size: int = 16,
+                 seed: int | None = None, language_model: Any = None, batch_size: int | None = None,
                  device: str = "auto") -> None:
         self._check_parameters(temperature=temperature, max_new_tokens=max_new_tokens,
                                max_input_tokens=max_input_tokens, model=model, engine=engine, vocabulary=vocabulary,
@@ -653,6 +685,9 @@ class Restyle(LanguageModelRewriter):
     def _draw(self, logits: np.ndarray, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
         # Pr[v] proportional to exp(logit_v / T): the exponential mechanism's form with
         # epsilon / 2 = 1 / T on the raw logits, which are unbounded (no privacy is claimed).
+        if on_device(logits):
+            return positions_on_host(sample_exponential_mechanism_rows_torch(
+                logits.index_select(1, self._device_candidates(logits)), 2.0 / self.temperature, rngs))
         return sample_exponential_mechanism_rows(logits[:, candidates], 2.0 / self.temperature, rngs)
 
     def _guarantee(self, drawn: int, units: int, left_out: int = 0) -> Guarantee:

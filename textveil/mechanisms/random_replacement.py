@@ -32,9 +32,9 @@ class RandomReplacement(TokenSubstitution):
     placeholder_rule = "each placeholder is one token, replaced by a uniformly drawn vocabulary entry like any other"
 
     def __init__(self, embeddings: WordEmbeddings | None = None, *, layout: str = "public", seed: int | None = None,
-                 batch_words: int = 8192) -> None:
+                 batch_words: int = 8192, placeholders: bool = False) -> None:
         self._check_parameters(layout=layout, seed=seed)
-        self._init_common(embeddings, seed, batch_words)
+        self._init_common(embeddings, seed, batch_words, placeholders)
 
     def _substitute(self, batch: list[TokenPlan], streams: Sequence[Sequence[np.random.Generator]] | None) -> list[str]:
         words = self.vocabulary.words

@@ -59,8 +59,13 @@ class TokenSubstitution(Mechanism):
     output: str = "text"
     layout: str = "public"
     batch_words: int = 8192
+    placeholders: bool = False
+    """Whether the vocabulary holds the entity stage's placeholders as entries: only where a stage
+    before the mechanism may write them (:class:`textveil.pii.Screened` sets it); a mechanism
+    alone, or after ``--entities off`` or ``drop``, releases from the embeddings' words alone."""
 
-    def _init_common(self, embeddings: WordEmbeddings | None, seed: int | None, batch_words: int) -> None:
+    def _init_common(self, embeddings: WordEmbeddings | None, seed: int | None, batch_words: int,
+                     placeholders: bool = False) -> None:
         if batch_words < 1:
             raise InvalidParameterError("batch_words must be at least 1")
         if embeddings is None:
@@ -69,13 +74,14 @@ class TokenSubstitution(Mechanism):
             embeddings = load_embeddings()
         self.embeddings = embeddings
         self.batch_words = batch_words
+        self.placeholders = bool(placeholders)
         self.seed = seed
         # Two independent streams: emp draws radii from one and directions from the other so
         # that a release does not depend on how documents are batched; the others use the first.
         self._rng, self._second_rng = make_rng(seed).spawn(2)
 
     def _resources(self) -> dict[str, Any]:
-        return {**super()._resources(), "batch_words": self.batch_words}
+        return {**super()._resources(), "batch_words": self.batch_words, "placeholders": self.placeholders}
 
     @property
     def release_layout(self) -> str:
@@ -83,15 +89,17 @@ class TokenSubstitution(Mechanism):
         return "bag" if self.output == "bag" else self.layout
 
     placeholder_rule: ClassVar[str] = (
-        "each placeholder is one vocabulary entry, at the mean vector of public words for its type, perturbed "
-        "like any word (covered by epsilon)")
+        "each placeholder is one vocabulary entry, at the mean vector of the public words for its type that the "
+        "embeddings know, perturbed like any word (covered by epsilon); one the embeddings cannot place at a point "
+        "of its own is no entry and is perturbed from the vector they give any word outside the vocabulary")
 
     @property
     def vocabulary(self) -> WordEmbeddings:
-        """What a release may contain: the words and the placeholders (one entry each,
-        :meth:`WordEmbeddings.with_placeholders`), plus the public marks in the public layout
+        """What a release may contain: the words, the placeholders where an entity stage may write
+        them (``placeholders``; one entry each where the space can place it,
+        :meth:`WordEmbeddings.with_placeholders`), and the public marks in the public layout
         (after them, so the keep layout's vocabulary is the public one's prefix)."""
-        vocabulary = self.embeddings.with_placeholders()
+        vocabulary = self.embeddings.with_placeholders() if self.placeholders else self.embeddings
         if self.release_layout == "public":
             return vocabulary.with_marks(PUBLIC_MARKS)
         return vocabulary
@@ -193,6 +201,8 @@ class TokenSubstitution(Mechanism):
                 continue
             if keep_stop_words and is_stop_word(token.text):
                 kept += 1
+            # A placeholder always goes through the mechanism, whatever oov says (never copied or
+            # dropped): from its entry where the vocabulary holds it, else as a word outside it.
             elif oov != "perturb" and token.text not in self.embeddings and not is_placeholder(token.text):
                 if oov == "keep":
                     kept += 1

@@ -58,20 +58,23 @@ class SynTF(TokenSubstitution):
     """
 
     name = "syntf"
-    placeholder_rule = ("each placeholder is one vocabulary entry with no content rating: it adds nothing to the "
-                        "document's rating and is drawn only as any unrated entry is (covered by epsilon)")
+    placeholder_rule = ("each placeholder has no content rating: it adds nothing to the document's rating; it is one "
+                        "vocabulary entry where the embeddings place it (the mean of the public words for its type "
+                        "they know), drawn only as any unrated entry is (covered by epsilon)")
 
     def __init__(self, epsilon: float, embeddings: WordEmbeddings | None = None, *, rating: str = "tfidf",
-                 layout: str = "public", seed: int | None = None, batch_words: int = 8192) -> None:
+                 layout: str = "public", seed: int | None = None, batch_words: int = 8192,
+                 placeholders: bool = False) -> None:
         self._check_parameters(epsilon=epsilon, rating=rating, layout=layout, seed=seed)
-        self._init_common(embeddings, seed, batch_words)
+        self._init_common(embeddings, seed, batch_words, placeholders)
 
     # -- learning the idf --------------------------------------------------------------
 
     @property
     def _rated_vocabulary(self) -> WordEmbeddings:
-        """The entries idf is kept for: the words and the public marks (whatever the layout, so a
-        fitted idf serves both layouts; the keep layout's vocabulary is its prefix)."""
+        """The entries idf is kept for: the words, the placeholders and the public marks (whatever
+        the layout and whether a stage writes placeholders, so one fitted idf serves every
+        vocabulary the mechanism may release from: each is made of its entries)."""
         return self.embeddings.with_placeholders().with_marks(PUBLIC_MARKS)
 
     def _fit(self, texts: list[str]) -> None:
@@ -90,7 +93,28 @@ class SynTF(TokenSubstitution):
         full = getattr(self, "idf_", None)
         if full is None:
             full = _public_idf(tuple(self._rated_vocabulary.words))
-        return full[: len(self.vocabulary)]
+        rows = self._rated_rows()
+        picked = full[rows]
+        if rows.min(initial=0) < 0:
+            picked[rows < 0] = full.max()
+        return picked
+
+    def _rated_rows(self) -> np.ndarray:
+        """The row of :attr:`_rated_vocabulary` of each entry of the vocabulary (computed once per
+        vocabulary); -1 for an entry it lacks (a mark whose vector only a placeholder has, in a
+        vocabulary without them), whose idf is then the largest, as for an entry seen in no text."""
+        vocabulary = self.vocabulary
+        cached = getattr(self, "_rows", None)
+        if cached is None or cached[0] is not vocabulary:
+            rated = self._rated_vocabulary
+            if vocabulary is rated:
+                rows = np.arange(len(rated))
+            else:
+                spellings = {word: row for row, word in enumerate(rated.words)}
+                rows = np.fromiter((spellings.get(word, -1) for word in vocabulary.words), dtype=np.int64,
+                                   count=len(vocabulary))
+            cached = self._rows = (vocabulary, rows)
+        return cached[1]
 
     # -- rating and drawing --------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""Where a network runs: ``auto`` (CUDA when a GPU is present, else the CPU), ``cpu`` or ``cuda[:N]``."""
+"""Where a network runs: ``auto`` (``TEXTVEIL_DEVICE`` when set, else CUDA when a GPU is present,
+else the CPU), ``cpu`` or ``cuda[:N]``."""
 
 from __future__ import annotations
 
@@ -20,10 +21,31 @@ def check_device(device: str) -> str:
     return device
 
 
+DEVICE_VARIABLE = "TEXTVEIL_DEVICE"
+"""The environment variable that sets where ``auto`` runs (the CLI's ``--device`` sets it, so a
+release's Dask workers inherit it)."""
+
+
 def resolve_device(device: str) -> str:
-    """``"auto"``: CUDA when a GPU is present, else the CPU; any other name as it is."""
+    """``"auto"``: the device ``TEXTVEIL_DEVICE`` names when it is set, else CUDA when a GPU is
+    present, else the CPU; any other name as it is.
+
+    >>> import os
+    >>> os.environ["TEXTVEIL_DEVICE"] = "cpu"
+    >>> resolve_device("auto"), resolve_device("cuda:1")
+    ('cpu', 'cuda:1')
+    >>> del os.environ["TEXTVEIL_DEVICE"]
+    """
     if device != "auto":
         return device
+    import os
+
+    chosen = os.environ.get(DEVICE_VARIABLE, "").strip()
+    if chosen and chosen != "auto":
+        try:
+            return check_device(chosen)
+        except InvalidParameterError as error:
+            raise InvalidParameterError(f"{DEVICE_VARIABLE}={chosen}: {error}") from None
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"

@@ -367,7 +367,18 @@ def _load_cached(source: str, device: str, engine: str) -> LanguageModel:
         key = (source, device, resolve_engine(engine, path, device), os.getpid())
         if key not in _LOADED:
             _LOADED[key] = _load(source, device, key[2])
+            _tell_where(_LOADED[key])
         return _LOADED[key]
+
+
+def _tell_where(model: LanguageModel) -> None:
+    """One line, once per load: which engine and device run the model (they decide the speed and
+    the release's bytes)."""
+    import logging
+
+    logging.getLogger("textveil.models").warning(
+        "textveil: note: the language model %s runs on %s (choose with --device or TEXTVEIL_DEVICE)",
+        model.name, model.engine.description)
 
 
 def load_language_model(source: str = BUNDLED_MODEL, device: str = "auto", engine: str = "auto") -> LanguageModel:

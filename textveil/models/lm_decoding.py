@@ -34,6 +34,7 @@ def decode(
     successor: Successor | None = None,
     longest_prompt: int = 0,
     more_end_token_ids: Sequence[int] = (),
+    device_logits: bool = False,
 ) -> list[tuple[list[int], bool]]:
     """Draw up to ``max_new_tokens`` tokens after each prompt; returns, per prompt, the drawn
     tokens before the end token and whether an end token was drawn.
@@ -47,12 +48,14 @@ def decode(
     A prompt may be None: ``successor(row, tokens, ended)`` makes it once the row it follows is
     written (the next unit of a document, whose prompt holds that reply); ``longest_prompt`` bounds
     every prompt's length, so the engine's slots fit the ones to come. ``more_end_token_ids`` end
-    a reply as the model's end tokens do (a public stop rule).
+    a reply as the model's end tokens do (a public stop rule). With ``device_logits``, ``choose``
+    takes the logits as a torch tensor where the engine computed them (a GPU's), so the draw runs
+    there; an engine without one (llama.cpp) hands NumPy arrays whatever it says.
     """
     if not prompts or max_new_tokens == 0:
         if progress is not None and prompts:
             progress(len(prompts))
         return [([], False) for _ in prompts]
     job = new_job(model, prompts, prefix_length, max_new_tokens, choose, batch_size, progress, successor,
-                  longest_prompt, more_end_token_ids)
+                  longest_prompt, more_end_token_ids, device_logits)
     return queue_for(model.engine).decode(job)

@@ -39,6 +39,12 @@ class _RunningSum:
     def batch_select_indices(self, indices: Any) -> None:
         self.sums = self.sums[indices]
 
+    def batch_join(self, other: _RunningSum) -> None:
+        """Rows of another cache added after these (a batch refilled): sums have no columns to pad."""
+        import torch
+
+        self.sums = torch.cat([self.sums, other.sums])
+
 
 class _BagOfTokensNetwork:
     """logits(position t) = sum of table[token] over the unmasked tokens at positions <= t."""

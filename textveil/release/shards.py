@@ -74,8 +74,8 @@ class MechanismSpec:
 
     def build(self, log: Callable[[str], None] | None = None) -> Mechanism:
         """The mechanism, unseeded (each record brings its own seed)."""
+        from textveil.building import build_mechanism
         from textveil.embeddings import load_embeddings
-        from textveil.evaluation.releasing import build_mechanism
 
         table = None if self.embeddings is None else load_embeddings(self.embeddings, self.vocab_size, log=log)
         return build_mechanism(self.name, dict(self.options), table, entities=self.entity_options(), model=self.model)

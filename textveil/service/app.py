@@ -195,7 +195,7 @@ def limited_requests(settings: ServiceSettings) -> tuple[type[SanitizeRequest], 
 
 def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     """The textveil service with ``settings`` (default: loopback use, no ledger, no token)."""
-    from textveil import __version__
+    from textveil.version import __version__
 
     settings = settings or ServiceSettings()
     engine = ServiceEngine(settings.embeddings, settings.ledger, settings.concurrency, settings.models,
@@ -387,7 +387,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     async def calibrate(body: Calibrate) -> JSONResponse:
         """Per epsilon of the grid: the fraction of word tokens left unchanged (all, and in the
         vocabulary) and the distinct substitutes a word gets, for the page's slider."""
-        from textveil.evaluation.releasing import check_mechanism_options
+        from textveil.building import check_mechanism_options
 
         check_mechanism_options(body.mechanism, body.parameters)
         result = await heavy(lambda abandoned: engine.calibrate(
@@ -410,6 +410,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     async def healthz() -> dict[str, Any]:
         refusal = entity_refusal()
         return {"status": "ok", "version": __version__, "ledger": engine.ledger is not None,
+                "language_models_ready": list(engine.ready_language_models),
                 "token_required": settings.api_token is not None,
                 "entity_stage": {"available": refusal is None, "reason": refusal,
                                  "operators": list(OPERATORS),

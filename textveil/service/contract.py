@@ -57,7 +57,8 @@ UNDECLARED_RULES = {
     "unit": "a subject spends in one unit: a release whose mechanism states its epsilon in another unit than the "
             "subject's earlier spends (a metric epsilon after a DP one, per word after per token) is refused",
     "file": "the file must be text in 'encoding' holding at least one non-blank text (.jsonl and .csv: records "
-            "with the field 'text_field')",
+            "with the field 'text_field'; each .jsonl line one JSON object, each .csv record as many fields as the "
+            "header and every quote closed)",
 }
 """What the schema cannot state (JSON Schema cannot compare two arrays' lengths, see a ledger's
 past spends or read a file): each is named in the 400 of the routes that refuse it."""
@@ -221,6 +222,8 @@ class Health(_Record):
     version: str
     ledger: bool
     token_required: bool
+    language_models_ready: list[str]
+    """The language models loaded and warmed at start-up: a first request with one is as fast as the next."""
     entity_stage: EntityStageHealth
     limits: Limits
 

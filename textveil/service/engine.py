@@ -31,9 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from textveil.embeddings.neighbours import decoding_threads, usable_cpus
-from textveil.errors import InputError, InvalidParameterError, TextveilError
-from textveil.evaluation.releasing import (
+from textveil.building import (
     HARNESS_OPTIONS,
     build_mechanism,
     check_mechanism_options,
@@ -41,6 +39,8 @@ from textveil.evaluation.releasing import (
     is_language_model,
     takes_model,
 )
+from textveil.embeddings.neighbours import decoding_threads, usable_cpus
+from textveil.errors import InputError, InvalidParameterError, TextveilError
 from textveil.mechanisms.base import Mechanism
 from textveil.mechanisms.registry import MECHANISMS
 from textveil.pii.stage import EntityOptions, EntityStage, read_key, stage_summary
@@ -227,6 +227,11 @@ def entity_refusal() -> str | None:
     return reason.replace("pass --entities off", 'send "entities": {"operator": "off"}')
 
 
+WARM_UP_TOKENS = 4
+"""Tokens of the text each language model writes at start-up (its first decode builds what later
+ones reuse)."""
+
+
 class ServiceEngine:
     """The process's embeddings, ledger and mechanism cache, and the releases themselves.
 
@@ -265,6 +270,7 @@ class ServiceEngine:
         self._models: dict[str, Mechanism] | None = None
         self._language_models: dict[tuple[str, str], Any] = {}  # (path, engine) -> the loaded LanguageModel
         self._language_models_lock = threading.Lock()
+        self.ready_language_models: list[str] = []  # loaded and warmed at start-up (load_language_models)
         self._embeddings_spec = embeddings
         self._embeddings = None if isinstance(embeddings, (str, Path)) else embeddings
         self._embeddings_lock = threading.Lock()
@@ -364,11 +370,18 @@ class ServiceEngine:
         return self.batched_slots if takes_model(mechanism) else self.slots
 
     def load_language_models(self) -> list[str]:
-        """Load the language models of ``serve --model`` now (a bad one fails before the service
-        listens, and the first request does not wait for it); their names."""
-        for source in self._served_language_models.values():
+        """Load every language model this service offers now (those of ``serve --model`` and the
+        bundled one: a bad file fails before the service listens) and write one short text with
+        each, so that a first request finds the engine, its weights format and context, the
+        template's cache and the output vocabulary ready and is as fast as the second; their names.
+        The page reads which are ready from ``/healthz``."""
+        for name, source in self.offered_language_models().items():
             self.language_model(source)
-        return list(self._served_language_models)
+            if self.refusal("paraphrase") is None:
+                self.for_request("paraphrase", {"epsilon": 30.0, "model": name, "max_new_tokens": WARM_UP_TOKENS}, seed=0).sanitize_many(
+                    ["A short text, written once at start-up."])
+            self.ready_language_models.append(name)
+        return list(self.ready_language_models)
 
     def refusal(self, mechanism: str) -> str | None:
         """Why this service cannot release with ``mechanism`` (None: it can)."""

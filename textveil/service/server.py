@@ -57,8 +57,10 @@ def run_service(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, settings: Se
     log.info("embeddings: %s", app.state.engine.embeddings())
     for name, model in app.state.engine.models().items():
         log.info("trained %s loaded: %s", name, model.fingerprint().get("training_data"))
+    started = time.perf_counter()
     for name in app.state.engine.load_language_models():
-        log.info("language model %s loaded", name)
+        log.info("language model %s loaded and ready (%.1f s: a first request is as fast as the next)", name,
+                 time.perf_counter() - started)
     started = time.perf_counter()
     app.state.engine.warm_calibration()
     log.info("warmed up in %.1f s (the page's calibration curve and the decoder's index)", time.perf_counter() - started)

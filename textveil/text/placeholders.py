@@ -11,8 +11,15 @@ turn "in <LOCATION> today" into "untitled sedentary Falcons > today", and SynTF 
 its own public rule (:attr:`textveil.mechanisms.base.Mechanism.placeholder_rule`), stated in the
 Guarantee of every release that holds one.
 
-A vocabulary may hold the placeholders as entries (:data:`PLACEHOLDER_TYPES`), each placed by the
-public words that describe its type (:func:`describing_words`): fixed before any text is read.
+A token-substitution mechanism's vocabulary holds the placeholders as entries
+(:data:`PLACEHOLDER_TYPES`) only where an entity stage before it may write them (placeholders or
+pseudonyms; never with ``--entities off`` or ``drop``, nor for a mechanism used alone), each
+placed by the public words that describe its type (:func:`describing_words`): at the mean vector
+of those the embeddings know. One the embeddings cannot place at a point of its own (they know
+none of its words, or its point is a word's or an earlier placeholder's) is no entry, and goes
+through the mechanism as a word outside the vocabulary
+(:meth:`textveil.embeddings.WordEmbeddings.with_placeholders`). All of it is fixed before any text
+is read.
 
 >>> placeholder("PERSON"), is_placeholder("<PERSON>"), is_placeholder("<3"), is_placeholder("PERSON")
 ('<PERSON>', True, False, False)
@@ -47,11 +54,12 @@ DESCRIBING_WORDS: dict[str, tuple[str, ...]] = {
     "CUSTOM": ("name", "word"),
 }
 """Each entity type the stage writes by default (and ``DATE_TIME``, ``CUSTOM``), with the public
-English words its placeholder's vector is the mean of: near what it stands for, at no word's
-own vector, so emp at a small epsilon writes "city" for ``<LOCATION>`` rather than a stray mark."""
+English words its placeholder's vector is the mean of (those the embeddings know): near what it
+stands for, at no word's own vector, so emp at a small epsilon writes "city" for ``<LOCATION>``
+rather than a stray mark."""
 
 PLACEHOLDER_TYPES: tuple[str, ...] = tuple(DESCRIBING_WORDS)
-"""The types whose placeholders a vocabulary holds as entries (a public, fixed list)."""
+"""The types whose placeholders a vocabulary may hold as entries (a public, fixed list)."""
 
 
 def placeholder(entity_type: str) -> str:
@@ -75,7 +83,7 @@ def describing_words(entity_type: str) -> tuple[str, ...]:
 
 
 def placeholders() -> list[str]:
-    """Every placeholder a vocabulary holds as an entry, in a fixed order.
+    """Every placeholder a vocabulary may hold as an entry, in a fixed order.
 
     >>> placeholders()[:2]
     ['<PERSON>', '<LOCATION>']

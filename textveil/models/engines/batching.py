@@ -35,6 +35,8 @@ Chooser = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """``choose(logits, rows)``: ``logits`` is (k, V) float32 for the job's prompts ``rows`` (indices into
 the job's prompts); returns one token id per row."""
 
+CPU_BATCH_ROWS = 16
+"""Rows an engine decodes at once on the CPU when the caller names no batch size."""
 JOIN_WINDOW_S = 0.02
 """How long an idle worker waits for more jobs before it starts decoding the first one."""
 IDLE_EXIT_S = 5.0
@@ -68,6 +70,9 @@ class DecodeJob:
     progress: Callable[[int], None] | None = None
     successor: Successor | None = None
     longest_prompt: int = 0
+    device_logits: bool = False
+    """Whether ``choose`` takes the step's logits as a torch tensor on the engine's device (the
+    mechanisms' draws run there); else a NumPy array on the host."""
     results: list[tuple[list[int], bool]] = field(default_factory=list)
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event)
@@ -296,7 +301,7 @@ def check_prompts(prompts: Sequence[Sequence[int] | None], prefix_length: int) -
 def new_job(model: Any, prompts: Sequence[Sequence[int] | None], prefix_length: int, max_new_tokens: int,
             choose: Chooser, batch_size: int, progress: Callable[[int], None] | None,
             successor: Successor | None = None, longest_prompt: int = 0,
-            more_end_token_ids: Sequence[int] = ()) -> DecodeJob:
+            more_end_token_ids: Sequence[int] = (), device_logits: bool = False) -> DecodeJob:
     """A job for ``model`` (a :class:`~textveil.models.language_model.LanguageModel`): its end tokens
     end a reply, and so do ``more_end_token_ids`` (a caller's public stop rule)."""
     check_prompts(prompts, prefix_length)
@@ -305,7 +310,8 @@ def new_job(model: Any, prompts: Sequence[Sequence[int] | None], prefix_length: 
         successor = _checked_successor(successor, prefix, prefix_length)
     return DecodeJob([None if p is None else list(p) for p in prompts], prefix_length, max_new_tokens, choose,
                      frozenset(model.end_token_ids) | frozenset(int(t) for t in more_end_token_ids),
-                     batch_size=batch_size, progress=progress, successor=successor, longest_prompt=longest_prompt)
+                     batch_size=batch_size, progress=progress, successor=successor, longest_prompt=longest_prompt,
+                     device_logits=device_logits)
 
 
 def _checked_successor(successor: Successor, prefix: tuple[int, ...], prefix_length: int) -> Successor:

@@ -47,7 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from textveil.models.engines.batching import DecodeJob, DecodeQueue
+from textveil.models.engines.batching import CPU_BATCH_ROWS, DecodeJob, DecodeQueue
+from textveil.models.engines.shared_cores import FreeCores, thread_policy
 
 PROMPT_CHUNK = 256
 """The most prompt tokens read in one decode call (a prompt's chunks depend on the prompt only)."""
@@ -142,6 +143,8 @@ class LlamaCppEngine:
         self.weights = Path(weights)
         self.weights_type = weights_type
         self.threads = max(1, int(threads))
+        self._free_cores = FreeCores(self.threads) if thread_policy() == "free-cores" else None
+        self._threads_now = self.threads
         self.version = version
         self.device = "cpu"
         params = llama_cpp.llama_model_default_params()
@@ -199,6 +202,7 @@ class LlamaCppEngine:
         params.flash_attn_type = 1
         params.no_perf = True
         context = llama_cpp.llama_init_from_model(self._model, params)
+        self._threads_now = self.threads
         if not context:
             raise MemoryError(f"llama.cpp could not make a context of {sequences} x {length} positions")
         return context
@@ -284,8 +288,19 @@ class LlamaCppEngine:
                     # the oldest waiting row needs a larger context: every slot is free now
                     self._ensure_context(min(MAX_SLOTS, max(1, queue.batch_size())), self._slot_length_for(queue))
                     continue
+                self._follow_free_cores()
                 self._read_prompts(rows)
                 self._decode_step(rows)
+
+    def _follow_free_cores(self) -> None:
+        """Decode on as many threads as the other processes leave cores free (at most
+        ``threads``; :mod:`~textveil.models.engines.shared_cores`), set on the context when it changes."""
+        if self._free_cores is None:
+            return
+        threads = self._free_cores.threads(self.threads)
+        if threads != self._threads_now:
+            _llama().llama_set_n_threads(self._context, threads, threads)
+            self._threads_now = threads
 
     def _fill_slots(self, queue: DecodeQueue, rows: dict[int, _Row]) -> None:
         """Give every free slot the next waiting row that fits (first come, first served)."""
@@ -403,6 +418,11 @@ class LlamaCppEngine:
         self._clear(slot)
 
     # -- scoring -------------------------------------------------------------------------
+
+    @property
+    def default_batch_rows(self) -> int:
+        """Slots decoded at once when the caller names no batch size (two CPU cores are busy with 16)."""
+        return CPU_BATCH_ROWS
 
     def token_log_likelihoods(self, sequences: Sequence[Sequence[int]], batch_size: int = 16) -> list[np.ndarray]:
         """For each sequence, log p(token t | the tokens before it) for t = 1 .. len - 1 (float64);

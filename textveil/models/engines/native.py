@@ -354,10 +354,12 @@ def wheel_folder(args: str | None = None) -> Path:
     return cache_root() / "wheels" / f"{LLAMA_CPP_PYTHON.replace('==', '-')}-{_digest(args)}"
 
 
-def build(python: str = sys.executable) -> int:
+def build(python: str = sys.executable, note: str = "") -> int:
     """Install llama-cpp-python for this CPU into ``python``'s environment: the kept wheel when
-    there is one, else built from source (a few minutes) and kept. Prints one line; 0 on success,
-    1 when it could not be built (textveil then runs its language models on transformers)."""
+    there is one, else built from source (a few minutes) and kept. Prints one line before a build
+    (what, why, about how long, and ``note``: ``make demo`` says the demo did not need it) and one
+    after; 0 on success, 1 when it could not be built (textveil then runs its language models on
+    transformers)."""
     args = cmake_args()
     folder = wheel_folder(args)
     wheels = sorted(folder.glob("*.whl"))
@@ -366,8 +368,10 @@ def build(python: str = sys.executable) -> int:
             print("note: llama.cpp needs a C++ compiler (Debian: apt-get install build-essential, then "
                   "make llama-cpp); textveil runs its language models on transformers (slower)")
             return 1
-        print(f"building llama.cpp ({LLAMA_CPP_PYTHON}) for this CPU, once (a few minutes); kept in {folder}",
-              flush=True)
+        cores = len(os.sched_getaffinity(0))
+        print(f"building llama.cpp ({LLAMA_CPP_PYTHON}) for the language-model mechanisms (paraphrase, restyle), "
+              f"once for this CPU: about 3 to 7 minutes on 2 cores ({cores} here){'; ' + note if note else ''}; "
+              f"kept in {folder}", flush=True)
         building = Path(tempfile.mkdtemp(prefix="llama-cpp-build-"))
         started = time.perf_counter()
         done = subprocess.run([python, "-m", "pip", "wheel", "-qq", "--no-deps", "--no-binary", "llama-cpp-python",
@@ -405,9 +409,9 @@ def _compiler() -> bool:
 
 
 if __name__ == "__main__":  # pragma: no cover - run by the Makefile
-    if sys.argv[1:] == ["build"]:
-        raise SystemExit(build())
+    if sys.argv[1:2] == ["build"] and len(sys.argv) <= 3:  # build [NOTE]
+        raise SystemExit(build(note=" ".join(sys.argv[2:])))
     if sys.argv[1:] == ["cmake-args"]:
         print(cmake_args())
         raise SystemExit(0)
-    raise SystemExit("usage: python -m textveil.models.engines.native build | cmake-args")
+    raise SystemExit("usage: python -m textveil.models.engines.native build [NOTE] | cmake-args")

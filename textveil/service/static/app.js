@@ -488,6 +488,8 @@ async function start() {
   $("ledger-fields").hidden = !state.health.ledger;
   $("text").maxLength = state.health.limits.max_text_chars;
   await loadMechanisms();
+  const ready = state.health.language_models_ready || [];
+  if (ready.length && !$("status").textContent) setStatus(`Language model ready: ${ready.join(", ")} (loaded at start-up).`, false);
   document.body.dataset.ready = "true";
 }
 
