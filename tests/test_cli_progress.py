@@ -132,3 +132,26 @@ def test_a_terminal_still_gets_the_live_bar(monkeypatch):
     assert isinstance(support.progress_bar(), Progress)
     monkeypatch.setattr(support, "stderr", Console(file=StringIO(), force_terminal=False))
     assert isinstance(support.progress_bar(), StageLines)
+
+
+def test_the_harness_releases_show_as_tasks_of_their_own_each_ending_with_its_line():
+    """``texts_progress``: each release of a comparison a task of its own, its end line when all its
+    texts are released (or when the next release starts), never mixed with the stage counter."""
+    from textveil.cli.support import texts_progress
+
+    clock = FakeClock()
+    bar, out = stage_lines(clock)
+    stages = bar.add_task("comparing", total=4)
+    told = texts_progress(bar)
+    with bar:
+        for stage in ("epsilon 10: releasing the unknown texts", "epsilon 10: releasing the known texts"):
+            for done in range(0, 11):
+                clock.now += 1
+                told(stage, float(done), 10)
+        bar.update(stages, completed=1, description="epsilon 10: released")
+    lines = out.getvalue().splitlines()
+    ends = [line for line in lines if ": done, " in line]
+    assert ends == ["epsilon 10: releasing the unknown texts: done, 10 of 10 in 10.0 s",
+                    "epsilon 10: releasing the known texts: done, 10 of 10 in 10.0 s",
+                    "epsilon 10: released: done, 1 of 4 in 22.0 s"]
+    assert "epsilon 10: releasing the unknown texts: 4 of 10 (40%), 1.00/s, 6 s left" in lines  # paced: not every text

@@ -205,3 +205,22 @@ def test_one_comparison_holds_a_mechanism_under_several_settings():
                          ("paraphrase[neutral]:30", "PARAM=VALUE")):
         with pytest.raises(InvalidParameterError, match=message):
             _mechanism_specs([bad], [])
+
+
+def test_each_release_is_told_text_by_text_and_whole_when_read_back(tmp_path, vectors, toy_corpora):
+    """``text_progress`` follows every release in texts (a language model's release of hundreds of
+    documents shows in a log as it goes), and reaches each release's total also when the release
+    is read back from the cache."""
+    plan = _plan(vectors, mechanisms=[MechanismSpec("emp", [0.5])])
+    for run in range(2):  # released, then read back
+        told: list[tuple[str, float, int]] = []
+        run_comparison(toy_corpora, plan, state_folder=tmp_path / f"state-{run}",
+                       release_cache_folder=tmp_path / "releases",
+                       text_progress=lambda stage, done, total: told.append((stage, done, total)))
+        stages = list(dict.fromkeys(stage for stage, _, _ in told))
+        assert any(stage.endswith("releasing the unknown texts") for stage in stages)
+        assert any(stage.endswith("releasing the known texts") for stage in stages)
+        for stage in stages:
+            counts = [(done, total) for s, done, total in told if s == stage]
+            assert counts[0][0] == 0 and counts[-1][0] == counts[-1][1] > 0  # from none to all
+            assert [done for done, _ in counts] == sorted(done for done, _ in counts)

@@ -1,7 +1,8 @@
 """The per-lever table of a `textveil compare` (issue 37): for every release, the risk (the best
 attack of every kind and training), what of it content alone gives (``topic-svm``: content words
 only) and what style alone gives (every other attack), MiniLM similarity, the fluency ratio and the
-share of releases that describe the text instead of rewriting it.
+share of releases that describe the text instead of rewriting it, and the length ratio (released
+words / input words) where the comparison measured it.
 
     .venv/bin/python benchmarks/comparisons/frontier_levers_table.py benchmarks/out/frontier-levers/results.json \
         [--out docs/results/frontier-levers/levers.md]
@@ -16,14 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-CONTENT_ATTACKS = ("topic-svm",)
-
-
-def best(point: dict[str, Any], keep) -> float | None:
-    """The best top-1 of the attacks ``keep`` admits, over both trainings."""
-    scores = [attack["top1"] for key in ("attacks", "attacks_release") for name, attack in point.get(key, {}).items()
-              if keep(name)]
-    return max(scores) if scores else None
+from textveil.evaluation.trainings import risk_apart
 
 
 def rows(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -34,14 +28,14 @@ def rows(results: dict[str, Any]) -> list[dict[str, Any]]:
         point = release["point"]
         utility = release.get("utility") or {}
         fluency = utility.get("fluency", {})
+        parts = risk_apart(point)  # the comparison report's own columns: content only, and the rest
         table.append({
             "release": release["mechanism"], "setting": release.get("setting", ""),
-            "risk": best(point, lambda name: True),
-            "style": best(point, lambda name: name not in CONTENT_ATTACKS),
-            "content": best(point, lambda name: name in CONTENT_ATTACKS),
+            "risk": parts["risk"], "style": parts["style"], "content": parts["content"],
             "similarity": utility.get("semantic-similarity", {}).get("value"),
             "fluency": fluency.get("value"),
             "describing": utility.get("describing", {}).get("value"),
+            "length": utility.get("length-ratio", {}).get("value"),
         })
     return table
 
@@ -50,13 +44,16 @@ def markdown(table: list[dict[str, Any]], caption: str) -> str:
     def shown(value: Any, digits: int = 3) -> str:
         return "-" if value is None else f"{value:.{digits}f}"
 
+    # the length ratio (released words / input words) where the comparison measured it
+    length = any(row["length"] is not None for row in table)
     lines = [caption, "",
              "| release | setting | risk | style only | content only (topic-svm) | MiniLM similarity | fluency ratio | "
-             "describes |", "|---|---|---|---|---|---|---|---|"]
+             "describes |" + (" length ratio |" if length else ""), "|---|---|---|---|---|---|---|---|"
+             + ("---|" if length else "")]
     for row in table:
         lines.append(f"| {row['release']} | {row['setting']} | {shown(row['risk'])} | {shown(row['style'])} | "
                      f"{shown(row['content'])} | {shown(row['similarity'])} | {shown(row['fluency'], 2)} | "
-                     f"{shown(row['describing'], 2)} |")
+                     f"{shown(row['describing'], 2)} |" + (f" {shown(row['length'], 2)} |" if length else ""))
     return "\n".join(lines) + "\n"
 
 

@@ -8,9 +8,11 @@ In one run, on the same model file, prompts, batch size, L and distribution:
   temperature 1 over the same output vocabulary (``restyle``'s draw): the mechanism's own cost is
   the gap between the two (``dp_over_plain``);
 - **generate** (``generate_tokens_per_s``): transformers' ``model.generate`` on the same GGUF
-  file (dequantised to float32, as transformers reads it), the same prompts in the same batches
+  file (dequantised to float32, as transformers reads it), the same prompts (each post one unit of
+  up to 256 tokens, ``context=none``: every unit's prompt is known before decoding) in the same batches
   (left-padded), the same exponential-mechanism distribution given by a logits processor (scores
-  clip(logit - max, -w, 0) times epsilon / 2w over the same output vocabulary), ``max_new_tokens`` L;
+  clip(logit - max, -w, 0) times epsilon / 2w over the same output vocabulary), ``max_new_tokens`` L,
+  and the same stop rule (an end token or a line break);
 - **quality**: the MiniLM similarity of the texts to their releases at epsilon 40, written by the
   engine and by the transformers engine, the mean over four seeds (``similarity_engine``,
   ``similarity_transformers``, and each seed's): a faster engine must not write worse text; and,
@@ -67,6 +69,7 @@ def run_generate(mechanism, texts: list[str], batch: int) -> tuple[float, int]:
     import torch
     from transformers import LogitsProcessor, LogitsProcessorList
 
+    from textveil.mechanisms.paraphrase import line_break_tokens
     from textveil.models.lm_decoding import length_buckets
 
     lm = mechanism._lm()
@@ -81,9 +84,12 @@ def run_generate(mechanism, texts: list[str], batch: int) -> tuple[float, int]:
             out[:, candidates] = relative * scale
             return out
 
-    prompts = [mechanism.prompt_ids(t) for t in texts]
-    ends = set(lm.end_token_ids)
+    # the mechanism's own units (the bench releases with context=none, so each is a prompt of its own)
+    prompts = [mechanism.prompt_ids(unit) for t in texts for unit in mechanism.units(t)]
+    # the mechanism's stop rule: a reply ends at an end token or its first line break
+    ends = set(lm.end_token_ids) | set(line_break_tokens(lm))
     drawn = 0
+    torch.manual_seed(1)  # generate's draws seeded too: its token count, and so its rate, is the same run to run
     start = time.perf_counter()
     with torch.inference_mode():
         for bucket in length_buckets([len(p) for p in prompts], batch):
@@ -97,7 +103,7 @@ def run_generate(mechanism, texts: list[str], batch: int) -> tuple[float, int]:
             out = lm.network.generate(
                 input_ids=ids, attention_mask=mask, max_new_tokens=mechanism.max_new_tokens, do_sample=True,
                 temperature=1.0, top_k=0, top_p=1.0, logits_processor=LogitsProcessorList([SameDistribution()]),
-                eos_token_id=list(lm.end_token_ids), pad_token_id=lm.end_token_ids[0])
+                eos_token_id=sorted(ends), pad_token_id=lm.end_token_ids[0])
             for row in out[:, width:].tolist():
                 for token in row:
                     drawn += 1
@@ -157,7 +163,11 @@ def main() -> None:
     from textveil.mechanisms.paraphrase import Paraphrase, Restyle
 
     texts, source = bench_texts(count, args.corpus)
-    common = dict(model=args.model, max_new_tokens=args.max_new_tokens, seed=1, batch_size=args.batch)
+    # One unit of up to 256 tokens per post, read without the unit before it: the prompts generate is
+    # given are the mechanism's own (a unit's context holds the reply before it, which generate cannot
+    # know), and the figures compare with 0.4.0's (a post's first 256 tokens, one reply).
+    common = dict(model=args.model, max_new_tokens=args.max_new_tokens, seed=1, batch_size=args.batch,
+                  unit="text", max_input_tokens=256, context="none")
     if args.prompt_tokens:
         texts, source = texts_of_tokens(count, args.prompt_tokens, args.model)
         common.update(unit="text", max_input_tokens=args.prompt_tokens + 8)

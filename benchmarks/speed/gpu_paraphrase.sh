@@ -9,7 +9,9 @@
 #   OUT=benchmarks/out/gpu benchmarks/speed/gpu_paraphrase.sh                                  # on the GPU
 #
 # PYTHON is a Python with torch (CUDA), transformers and textveil's requirements (default python3,
-# with the repository on PYTHONPATH).
+# with the repository on PYTHONPATH). With COMPARE=1, and where ../shared/data and the bundled model
+# are there, it then runs the 150-user blog comparison of paraphrase at 30 on the GPU
+# (benchmarks/comparisons/frontier_blog_short.sh, ONLY='paraphrase:30') and writes its time.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 PYTHON=${PYTHON:-python3}
@@ -28,3 +30,11 @@ for rows in $ROWS; do
         --prompt-tokens 256 --max-new-tokens 64 --batch "$rows" --texts $((2 * rows)) --no-quality \
         | tee "$OUT/paraphrase-$rows-rows.json"
 done
+if [ "${COMPARE:-0}" = 1 ]; then
+    cd "$ROOT"  # the comparison script reads ../shared/data from the repository root
+    started=$(date +%s)
+    TEXTVEIL_DEVICE=cuda ONLY='paraphrase:30' OUT="$OUT/frontier-paraphrase-30" PYTHON="$PYTHON" \
+        "$ROOT/benchmarks/comparisons/frontier_blog_short.sh"
+    echo "{\"comparison\": \"blog_short 150 users, paraphrase 30\", \"seconds\": $(( $(date +%s) - started ))}" \
+        | tee "$OUT/comparison-time.json"
+fi

@@ -62,7 +62,7 @@ from sklearn.svm import LinearSVC
 from textveil.attacks.registry import STYLOMETRIC_CLASSIFIERS, STYLOMETRIC_FEATURES
 from textveil.attacks.typed_ngrams import TypedCharNgrams
 from textveil.errors import InvalidParameterError
-from textveil.text.stopwords import english_stop_words
+from textveil.text.stopwords import CONTENT_WORD_PATTERN, english_stop_words
 from textveil.text.stylometry import stylometric_features, word_shape
 from textveil.text.tokenize import WORD_PATTERN
 
@@ -70,7 +70,6 @@ from textveil.text.tokenize import WORD_PATTERN
 # character nor whitespace (punctuation, symbols, emoji).
 _WORD_OR_MARK = rf"{WORD_PATTERN}|[^\w\s]"
 _WORD = re.compile(WORD_PATTERN)
-_CONTENT_WORD = r"(?u)\b[^\W\d_]{3,}\b"  # letters only, three or more
 
 # Validation top-1 (blog_short, 50 known / 20 unknown posts per user) behind each choice:
 # SVM C: 1 for n-grams (0.3: 0.83, 1: 0.85, 3: 0.85 on word2); 0.1 for writeprints (0.77
@@ -156,8 +155,8 @@ def _vectoriser(features: str, min_df: int) -> Any:
     if features == "typed":
         return CountVectorizer(analyzer=TypedCharNgrams(3), min_df=min_df, dtype=np.float64)
     if features == "topic":  # what a text is about: its content words, not its function words or marks
-        return CountVectorizer(token_pattern=_CONTENT_WORD, lowercase=True, stop_words=sorted(english_stop_words()),
-                               min_df=min_df, dtype=np.float64)
+        return CountVectorizer(token_pattern=CONTENT_WORD_PATTERN, lowercase=True,
+                               stop_words=sorted(english_stop_words()), min_df=min_df, dtype=np.float64)
     n = int(features[-1])
     if features.startswith("word"):
         return CountVectorizer(token_pattern=_WORD_OR_MARK, ngram_range=(n, n), min_df=min_df, dtype=np.float64)

@@ -16,7 +16,11 @@ from textveil.attacks.registry import DEFAULT_ATTACKS
 from textveil.cli.pivot import attack_frequency
 from textveil.cli.support import (
     FIRST_LABELS,
+    KNOWN_PER_LABEL,
+    SPLIT,
     TEXTS_PER_LABEL,
+    TOPIC_FIELD,
+    TOPICS,
     Decoder,
     OutputFormat,
     given_options,
@@ -24,6 +28,7 @@ from textveil.cli.support import (
     load_cli_embeddings,
     mechanism_of,
     progress_bar,
+    texts_progress,
     require_parameters,
     stderr,
     with_entity_options,
@@ -163,9 +168,12 @@ def evaluate(
     repeats: int = typer.Option(1, help="Releases per parameter value; results are their mean ± standard deviation."),
     top_k: int = typer.Option(10, help="Top-k for identification curves."),
     unknown_per_label: Optional[int] = typer.Option(None, help="Sample this many unknown texts per author."),
-    known_per_label: Optional[int] = typer.Option(None, help="Per author, the first K texts are known (single corpus)."),
+    known_per_label: Optional[int] = KNOWN_PER_LABEL,
     first_labels: Optional[int] = FIRST_LABELS,
     texts_per_label: Optional[int] = TEXTS_PER_LABEL,
+    split: str = SPLIT,
+    topic_field: Optional[str] = TOPIC_FIELD,
+    topics: Optional[int] = TOPICS,
     collapse_per_label: bool = typer.Option(False, help="Judge each unknown author's texts together (paper 004)."),
     embeddings: str = typer.Option("default", help="'default' or a vectors file."),
     vocab_size: Optional[int] = typer.Option(None, help="Keep only the K most frequent vocabulary words."),
@@ -229,6 +237,7 @@ def evaluate(
         unknown_per_label=unknown_per_label, encoding=encoding, utility_encoding=utility_encoding,
         seed=0 if seed is None else seed, attribute_field=attribute_field,
         labels_limit=first_labels, texts_per_label=texts_per_label,
+        split=split, topic_field=topic_field, topics=topics,
     )
     validate(plan, corpora)
     if out.exists() and not out.is_dir():
@@ -239,6 +248,7 @@ def evaluate(
             corpora, plan, cache_folder=None if no_cache else cache_root() / "releases",
             log=lambda message: progress.console.print(f"[dim]{message}[/dim]"),
             progress=lambda stage, done, total: progress.update(task, completed=done, total=total, description=stage),
+            text_progress=texts_progress(progress),
         )
     written = write_report(results, out, title=f"textveil evaluation: {mechanism} on {corpora.risk_known.name}")
     stderr.print(f"report written to {written['report.html']} (and {', '.join(sorted(p.name for p in written.values() if p.suffix != '.html'))})")

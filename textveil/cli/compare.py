@@ -17,10 +17,15 @@ import typer
 
 from textveil.cli.support import (
     FIRST_LABELS,
+    KNOWN_PER_LABEL,
+    SPLIT,
     TEXTS_PER_LABEL,
+    TOPIC_FIELD,
+    TOPICS,
     with_entity_options,
     language_model_option,
     progress_bar,
+    texts_progress,
     require_parameters,
     stderr,
 )
@@ -70,7 +75,8 @@ def compare(
     risk_unknown: Optional[Path] = typer.Option(None, help="Unknown risk texts, when --risk-corpus holds only the known ones."),
     utility_corpus: Optional[Path] = typer.Option(None, help="Labelled corpus for topic accuracy; split 80/20."),
     attacks: Optional[str] = typer.Option(
-        None, help="Comma-separated attacks (see 'textveil attack --list'); default: char3-svm,word1-svm,length."),
+        None, help="Comma-separated attacks (see 'textveil attack --list'); default: char3-svm,word1-svm,length,topic-svm "
+        "(topic-svm: content words only, shown apart as the content-only risk)."),
     utility: Optional[str] = typer.Option(
         None, help="Comma-separated utility tasks; default: semantic-similarity, fluency, sentiment-cosine, and "
         "attribute-f1 / topic-fasttext where the corpora have their labels."),
@@ -81,10 +87,13 @@ def compare(
         None, help="Seed for every release; default: the one recorded in --out by an earlier run (resumed), else drawn."),
     thresholds: str = typer.Option("0.05,0.1,0.2,0.3,0.5", help="Risks r for the table 'at a risk of at most r, the most useful release is ...'."),
     top_k: int = typer.Option(10, help="Top-k for identification."),
-    known_per_label: Optional[int] = typer.Option(None, help="Per author, the first K texts are known (single corpus)."),
+    known_per_label: Optional[int] = KNOWN_PER_LABEL,
     unknown_per_label: Optional[int] = typer.Option(None, help="Sample this many unknown texts per author."),
     first_labels: Optional[int] = FIRST_LABELS,
     texts_per_label: Optional[int] = TEXTS_PER_LABEL,
+    split: str = SPLIT,
+    topic_field: Optional[str] = TOPIC_FIELD,
+    topics: Optional[int] = TOPICS,
     collapse_per_label: bool = typer.Option(False, help="Judge each unknown author's texts together (per user)."),
     embeddings: str = typer.Option("default", help="'default' or a vectors file."),
     text_field: str = typer.Option("text", help="Text field of JSONL/CSV corpora."),
@@ -141,6 +150,7 @@ def compare(
         label_field=label_field, utility_label_field=utility_label_field, known_per_label=known_per_label,
         unknown_per_label=unknown_per_label, encoding=encoding, seed=0 if run_seed is None else run_seed,
         attribute_field=attribute_field, labels_limit=first_labels, texts_per_label=texts_per_label,
+        split=split, topic_field=topic_field, topics=topics,
     )
     validate_comparison(plan, corpora)
     if drawn and run_seed is not None:  # a seed the user gave is given again; a drawn one is kept
@@ -154,6 +164,7 @@ def compare(
             release_cache_folder=None if no_cache else cache_root() / "releases",
             log=lambda message: progress.console.print(f"[dim]{message}[/dim]"),
             progress=lambda stage, done, total: progress.update(task, completed=done, total=total, description=stage),
+            text_progress=texts_progress(progress),
         )
     names = ", ".join(spec.label for spec in specs)
     written = write_comparison_report(results, out, title=f"textveil comparison: {names} on {corpora.risk_known.name}")

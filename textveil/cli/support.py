@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from rich.console import Console
@@ -137,6 +137,7 @@ class StageLines:
         self.console = console
         self.clock = clock
         self._tasks: dict[int, dict] = {}
+        self._next_task = 0
 
     def __enter__(self) -> StageLines:
         return self
@@ -147,10 +148,16 @@ class StageLines:
                 self._end(task)
 
     def add_task(self, description: str, total: float | None = None, completed: float = 0, **fields) -> int:
-        task = len(self._tasks)
+        task, self._next_task = self._next_task, self._next_task + 1
         self._tasks[task] = {"description": description, "total": total, "done": float(completed)}
         self._begin(self._tasks[task])
         return task
+
+    def remove_task(self, task: int) -> None:
+        """The task is over: its end line now (a task whose description names the running stage,
+        as :func:`texts_progress`'s, ends this way rather than by a new description)."""
+        self._end(task)
+        del self._tasks[task]
 
     def advance(self, task: int, advance: float = 1) -> None:
         self._tasks[task]["done"] += advance
@@ -244,6 +251,26 @@ def _duration(seconds: float) -> str:
         return f"{minutes} min {rest} s" if rest else f"{minutes} min"
     hours, rest = divmod(whole, 3600)
     return f"{hours} h {rest // 60} min" if rest // 60 else f"{hours} h"
+
+
+def texts_progress(bar: Progress | StageLines) -> Callable[[str, float, int], None]:
+    """The harness's ``text_progress(stage, done, total)`` shown as a task of ``bar`` of its own,
+    added when a first release starts: each release's texts, on a terminal a second bar, in a log
+    a line every few percent (:class:`StageLines`)."""
+    running: dict[str, Any] = {}  # the stage being released and its task
+
+    def told(stage: str, done: float, total: int) -> None:
+        if running.get("stage") != stage:  # a new release: the last one's task ends (its line in a log)
+            if "task" in running:
+                bar.remove_task(running["task"])
+            running.clear()
+            running.update(stage=stage, task=bar.add_task(stage, total=total))
+        bar.update(running["task"], completed=done, total=total)
+        if done >= total:  # all released: its line now
+            bar.remove_task(running.pop("task"))
+            running.pop("stage")
+
+    return told
 
 
 def load_cli_embeddings(spec: str, vocab_size: Optional[int]):
@@ -346,6 +373,21 @@ FIRST_LABELS = typer.Option(
 TEXTS_PER_LABEL = typer.Option(
     None, "--texts-per-label", help="Keep only each author's first T texts (of a single corpus before its "
     "known/unknown split; of each, given apart).")
+# How a single risk corpus is split into known and judged texts (evaluate, compare; textveil.evaluation.splits).
+KNOWN_PER_LABEL = typer.Option(
+    None, help="Per author, the first K texts are known (single corpus; cross-topic: at most K, from the main "
+    "topic or the fewest topics that hold K).")
+SPLIT = typer.Option(
+    "same-stream", "--split", help="same-stream: each author's first texts known, the next ones judged; cross-topic: "
+    "known texts on the author's main topic, judged texts on other topics (an author on one topic is left out).")
+TOPIC_FIELD = typer.Option(
+    None, "--topic-field", help="A JSONL/CSV field naming each text's topic (e.g. fandom) for --split cross-topic; "
+    "default: topics from an NMF topic model of the content words. With same-stream: how many judged texts share "
+    "a topic with their author's known texts.")
+TOPICS = typer.Option(
+    None, "--topics", help="Topics of the NMF topic model (content words, seed 0) where no --topic-field names them: "
+    "cross-topic's topics (default: 10); with same-stream, how many judged texts share a topic with their author's "
+    "known texts.")
 
 # The entity stage's options, declared once and added by @with_entity_options to every command
 # that releases or learns from text (sanitize, release, evaluate, compare, attack, train, pivot).

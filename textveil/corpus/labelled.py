@@ -112,13 +112,15 @@ def label_attributes(
 
 
 def read_labelled_corpus(
-    path: str | Path, text_field: str = "text", label_field: str = "label", encoding: str = "utf-8"
+    path: str | Path, text_field: str = "text", label_field: str = "label", encoding: str = "utf-8",
+    label_option: str = "--label-field",
 ) -> LabelledCorpus:
     """Read a labelled corpus: a folder of label folders, or a JSONL/CSV file with fields.
 
     In a folder, every sub-folder is a label and every file below it a document; a file that
     does not decode (e.g. BBC's Latin-1 bytes) names its path and offset and asks for
-    ``--encoding``.
+    ``--encoding``. ``label_option``: the option a record without ``label_field`` is told to
+    set (the field read as labels may be another, e.g. each text's topic, ``--topic-field``).
     """
     path = Path(path)
     if path.is_dir():
@@ -143,9 +145,10 @@ def read_labelled_corpus(
     for document in documents:
         if label_field not in document.fields:
             fields = ", ".join(sorted(map(str, document.fields))) or "none"
+            kind = "label field" if label_option == "--label-field" else "field"
             raise InputError(
-                f"{path}: record {document.record} has no label field '{label_field}' (fields: {fields}); "
-                "pass --label-field with the name of the label field"
+                f"{path}: record {document.record} has no {kind} '{label_field}' (fields: {fields}); "
+                f"pass {label_option} with the name of the {kind}"
             )
         labels.append(str(document.fields[label_field]))
     return LabelledCorpus(

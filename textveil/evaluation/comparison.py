@@ -74,8 +74,10 @@ from textveil.privacy.secrets import Secret
 # on word unigrams, the two feature sets the authorship literature finds strongest for short
 # texts (and the best single attacks in textveil's earlier reports), and the length attack, the
 # floor of any release that keeps each text's length. Both SVMs fit in about a minute on 10,000
-# posts on 2 cores; the ensemble is stronger by a point or two and ten times slower.
-DEFAULT_COMPARE_ATTACKS = ("char3-svm", "word1-svm", "length")
+# posts on 2 cores; the ensemble is stronger by a point or two and ten times slower. Beside them the
+# content-only attack, topic-svm (content words only): what the subject alone gives away, so that
+# every report shows the risk apart from what no release that keeps the meaning can remove.
+DEFAULT_COMPARE_ATTACKS = ("char3-svm", "word1-svm", "length", "topic-svm")
 # Meaning, fluency and the tasks a corpus has labels for; a task whose labels the corpora lack
 # (attribute-f1 without --attribute-field, topic-fasttext without --utility-corpus) is skipped
 # with a note.
@@ -285,8 +287,10 @@ def run_comparison(
     release_cache_folder: Path | None = None,
     log: Callable[[str], None] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    text_progress: Callable[[str, float, int], None] | None = None,
 ) -> dict[str, Any]:
-    """Release, attack and measure every (mechanism, setting) of ``plan`` on one split.
+    """Release, attack and measure every (mechanism, setting) of ``plan`` on one split
+    (``progress`` and ``text_progress`` as :func:`~textveil.evaluation.experiment.run_experiment`'s).
 
     ``state_folder`` keeps fitted attacks and finished points (a second run resumes from them);
     ``release_cache_folder`` keeps releases (shared with ``textveil evaluate``). Both are used
@@ -297,7 +301,7 @@ def run_comparison(
 
     validate_comparison(plan, corpora)
     say = log or (lambda message: None)
-    ledger = _Ledger(progress)
+    ledger = _Ledger(progress, text_progress)
     started = time.perf_counter()
     seeded = plan.seed is not None
     store = _PointStore(state_folder / "points" if state_folder else None, seeded)
@@ -499,6 +503,7 @@ def _assemble(plan: ComparisonPlan, corpora: EvaluationCorpora, planned: list[_P
             ("risk_known", corpora.risk_known), ("risk_unknown", corpora.risk_unknown),
             ("utility_train", corpora.utility_train), ("utility_test", corpora.utility_test)) if corpus is not None},
         "chance": 1.0 / n_labels,
+        "split": corpora.split,
         "floor": {"attack": "length", "top1": float(length["top1"])} if length else None,
         "utility_measures": measures,
         # what measuring every point cost, whichever run (or process) measured it: a resumed

@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
-from textveil.evaluation.trainings import SAME_KEY_RESULTS, attack_lines
+from textveil.evaluation.trainings import SAME_KEY_RESULTS, attack_lines, best_top1, is_content_only, risk_apart
 from textveil.evaluation.frontier import frontier_of
 from textveil.evaluation.plots import frontier_maps
 from textveil.evaluation.report import PAGE_STYLE, _utility_cell, html_table, markdown_table
+from textveil.evaluation.splits import split_lines
 from textveil.evaluation.trainings import line_label
 from textveil.pii.stage import entity_stage_line
 
@@ -97,18 +98,39 @@ def _measure_header(measure: str, info: dict[str, Any]) -> str:
     return f"{measure} ({info.get('metric') or measure}, {_direction(info['higher_is_better'])})"
 
 
+def content_attacks(results: dict[str, Any]) -> list[str]:
+    """The content-only attacks of the plan (topic-svm by default): empty, the report has no
+    content-only column."""
+    return [attack for attack in results["plan"].get("attacks") or [] if is_content_only(attack)]
+
+
+def _content_cells(point: dict[str, Any], notes: _Notes, attacks: list[str]) -> list[str]:
+    """A point's content-only risk and what style adds to it (risk minus content only)."""
+    parts = risk_apart(point)
+    if parts["content"] is None or parts["style_adds"] is None:
+        missing = notes.cite(f"{', '.join(attacks)} was not measured on this release")
+        return [missing, missing]
+    return [_percent(parts["content"]), f"{parts['style_adds'] * 100:.1f} pts"]
+
+
 def release_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]], list[str]]:
     """Every release's mechanism, setting, risk and utility, the unmodified text first; with the
-    notes that explain each "n/a"."""
+    notes that explain each "n/a". Where the plan has a content-only attack (topic-svm), each row
+    also shows the content-only risk and what style adds (the risk minus it)."""
     measures = results["utility_measures"]
+    content = content_attacks(results)
     notes = _Notes()
     header = ["mechanism", "setting", "risk: best top-1 (attack, training)"]
+    if content:
+        header += [f"content only: best top-1 ({', '.join(content)})", "style adds: risk − content only"]
     header += [_measure_header(measure, info) for measure, info in measures.items()]
     unmodified = results["unmodified"]
     rows = [[UNMODIFIED_ROW, "–", _risk_cell(unmodified["risk"])]
+            + (_content_cells(unmodified, notes, content) if content else [])
             + [_measure_cell(unmodified, measure, notes) for measure in measures]]
     for release in results["releases"]:
         rows.append([release["mechanism"], release["setting"], _risk_cell(release["risk"])]
+                    + (_content_cells(release.get("point") or {}, notes, content) if content else [])
                     + [_measure_cell(release, measure, notes) for measure in measures])
     return header, rows, notes.lines()
 
@@ -165,13 +187,16 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
     lines = [f"textveil {results.get('textveil_version', '?')}, created {results.get('created', '?')}"]
     for role, info in corpora.items():
         lines.append(f"{role.replace('_', ' ')}: {info['name']}, {info['documents']:,} documents, {info['labels']} labels")
+    content = content_attacks(results)
+    lines += split_lines(results.get("split"), best_top1(results["unmodified"], is_content_only, ["clean"]))
     if "risk_known" in corpora and "risk_unknown" in corpora:
-        lines.append(f"split: the attacks learn each author from the {corpora['risk_known']['documents']:,} known "
+        lines.append(f"attribution: the attacks learn each author from the {corpora['risk_known']['documents']:,} "
+                     "known "
                      f"texts and name the author of each of the {corpora['risk_unknown']['documents']:,} unknown "
                      "texts, which every mechanism releases"
                      + ("; the unknown texts of one author are judged together" if plan.get("collapse_per_label") else ""))
     chance = results.get("chance")
-    if chance:
+    if chance and not results.get("split"):  # the split's lines say it otherwise
         lines.append(f"candidate authors: {round(1 / chance):,} (chance top-1: {_percent(chance)})")
     trainings = plan.get("trainings") or ["clean"]
     same_key = any(SAME_KEY_RESULTS in r["point"] for r in results["releases"] if "point" in r)
@@ -180,6 +205,11 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
                  + (f"; {SAME_KEY_WORDS}" if same_key else ""))
     lines.append("risk: the best top-1 identification accuracy over every attack and training "
                  f"(lower is better; top-k measured up to k = {plan.get('top_k', '?')})")
+    lines.append(f"content only: the best top-1 of {', '.join(content)} (content words only) over its trainings: "
+                 "what the subject of the texts gives away, which no release that keeps the meaning can remove; "
+                 "style adds: the risk minus content only, the part a mechanism can remove by changing how the "
+                 "texts are written" if content else
+                 "content only: not measured (add topic-svm to --attacks to see what the subject alone gives away)")
     lines += _mechanism_lines(results)
     for measure, info in results["utility_measures"].items():
         lines.append(f"utility: {_measure_header(measure, info)}")

@@ -115,6 +115,8 @@ class EvaluationCorpora:
     utility_test: LabelledCorpus | None = None
     attributes: dict[str, str] | None = None
     """Each author's attribute (industry, gender), for the attribute-F1 task."""
+    split: dict[str, Any] | None = None
+    """How the risk texts were split into known and unknown (:mod:`textveil.evaluation.splits`)."""
 
 
 def swept_parameter(plan: ExperimentPlan) -> str | None:
@@ -260,16 +262,18 @@ def run_experiment(
     cache_folder: Path | None = None,
     log: Callable[[str], None] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    text_progress: Callable[[str, float, int], None] | None = None,
 ) -> dict[str, Any]:
     """Run the sweep; returns the results as plain data (what ``results.json`` holds; the
     shape of a point's attack results is described in :mod:`textveil.evaluation.trainings`).
 
     ``progress(stage, done, total)`` is called as each release, attack and utility
     measurement finishes; ``stage`` says which (e.g. ``"epsilon 12: char3-svm (release-trained)"``).
+    ``text_progress(stage, done, total)`` is called as each release goes, in texts.
     """
     validate(plan, corpora)
     say = log or (lambda message: None)
-    ledger = _Ledger(progress)
+    ledger = _Ledger(progress, text_progress)
     started = time.perf_counter()
     from textveil.embeddings.default_model import load_embeddings
 
@@ -315,6 +319,7 @@ def run_experiment(
             )
             if corpus is not None
         },
+        "split": corpora.split,
         "embeddings": {"name": embeddings.name, "words": len(embeddings), "dim": embeddings.dim},
         "topic_chance": (1 / len(sweep.utility_train.label_set)) if has_utility_corpus else None,
         "points": points,
@@ -396,6 +401,9 @@ class _Ledger:
     """
 
     progress: Callable[[str, int, int], None] | None = None
+    texts: Callable[[str, float, int], None] | None = None
+    """``texts(stage, done, total)``: told as a release goes, in texts (a language model's release
+    of a few hundred documents takes minutes: a log shows it moving)."""
     timings: dict[str, float] = field(default_factory=dict)
     task_seconds: dict[str, float] = field(default_factory=dict)
     done: int = 0
@@ -414,6 +422,28 @@ class _Ledger:
         self.done += 1
         if self.progress is not None:
             self.progress(stage, self.done, self.total)
+
+    def releasing(self, stage: str, total: int) -> _TextCount | None:
+        """A release's ``progress(n)``, passing the texts released so far on to ``texts``."""
+        return None if self.texts is None else _TextCount(self.texts, stage, total)
+
+
+class _TextCount:
+    """One release's texts, told as they are released (``count(n)``), and all of them at the end
+    (``finish()``: a release read back from the cache tells nothing on the way)."""
+
+    def __init__(self, told: Callable[[str, float, int], None], stage: str, total: int) -> None:
+        self.told, self.stage, self.total, self.done = told, stage, total, 0.0
+        told(stage, 0.0, total)
+
+    def __call__(self, count: float) -> None:
+        self.done += count
+        self.told(self.stage, self.done, self.total)
+
+    def finish(self) -> None:
+        if self.done < self.total:
+            self.done = float(self.total)
+            self.told(self.stage, self.done, self.total)
 
 
 @dataclass
@@ -580,9 +610,11 @@ class _Sweep:
                 released_risk, key = self.release_with_key(self.corpora.risk_unknown, point, seeds["risk"],
                                                            release_stats)
             else:
-                released_risk = self.release(self.corpora.risk_unknown, point, seeds["risk"], release_stats)
+                released_risk = self.release(self.corpora.risk_unknown, point, seeds["risk"], release_stats,
+                                             stage=f"{stage}: releasing the unknown texts")
             # a keyed release has no utility task to serve: its utility texts are not encoded
-            released_utility = (self.release(self.utility_test, point, seeds["utility"], release_stats)
+            released_utility = (self.release(self.utility_test, point, seeds["utility"], release_stats,
+                                             stage=f"{stage}: releasing the utility texts")
                                 if self.has_utility_corpus and not (self.keyed and not self.runners)
                                 else released_risk)
         ledger.step(f"{stage}: released")
@@ -603,7 +635,7 @@ class _Sweep:
             known_stats = _empty_stats(point)
             with ledger.timed("release known texts", *books):
                 released_known = self.release(self.corpora.risk_known, point, seeds["known"], known_stats,
-                                              self.attacker_mechanism)
+                                              self.attacker_mechanism, stage=f"{stage}: releasing the known texts")
             ledger.step(f"{stage}: released known texts")
             measurement.known_release = with_changed_fraction(known_stats)
             with ledger.timed("attacks (release-trained)", *books):
@@ -625,17 +657,21 @@ class _Sweep:
         return measurement
 
     def release(self, corpus: LabelledCorpus, point: _Point, seed: int | None, stats: dict[str, Any],
-                mechanism: Mechanism | None = None) -> CorpusRelease:
+                mechanism: Mechanism | None = None, stage: str = "releasing") -> CorpusRelease:
         """A corpus released at one point (the unmodified point is the text itself) by the sweep's
         mechanism (or ``mechanism``), its statistics added to ``stats`` whether it was released
-        now or read from the cache."""
+        now or read from the cache; its texts told to the ledger as ``stage`` goes."""
         if not point.released:
             return CorpusRelease(list(corpus.texts), list(corpus.labels), True, {})
         changes: dict[str, Any] = {"seed": seed}
         if self.parameter is not None:
             changes[self.parameter] = point.value
         hits = self.cache.hits
-        released = release_corpus((mechanism or self.mechanism).with_params(**changes), corpus, self.cache)
+        counted = self.ledger.releasing(stage, len(corpus))
+        released = release_corpus((mechanism or self.mechanism).with_params(**changes), corpus, self.cache,
+                                  progress=counted)
+        if counted is not None:
+            counted.finish()
         for key, count in released.stats.items():
             stats[key] = stats.get(key, 0) + count
         # how many of the point's releases were read back: their seconds are not release speed

@@ -16,16 +16,19 @@ from typing import Any
 from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
 from textveil.evaluation.plots import risk_utility_maps, topk_curves
 from textveil.evaluation.tradeoff import BEST_ATTACK, halving_points
-from textveil.evaluation.experiment import releases_code_words
+from textveil.evaluation.experiment import UNMODIFIED, releases_code_words
 from textveil.evaluation.trainings import (
     SAME_KEY_RESULTS,
     attack_lines,
     best_attack,
+    best_top1,
+    is_content_only,
     line_label,
     lines_of,
     result_of,
     trainings_in,
 )
+from textveil.evaluation.splits import split_lines
 from textveil.pii.stage import entity_stage_line
 
 FIGURES = {"topk_curves.png": topk_curves, "risk_utility.png": risk_utility_maps}
@@ -352,6 +355,9 @@ def _summary_lines(results: dict[str, Any]) -> list[str]:
     ]
     for role, info in corpora.items():
         lines.append(f"{role.replace('_', ' ')}: {info['name']}, {info['documents']:,} documents, {info['labels']} labels")
+    unmodified = next((p for p in results["points"] if p.get("label") == UNMODIFIED), None)
+    lines += split_lines(results.get("split"),
+                         best_top1(unmodified, is_content_only, ["clean"]) if unmodified is not None else None)
     timing = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in results["timings"].items())
     lines.append(f"time per stage: {timing}")
     if results.get("task_seconds"):

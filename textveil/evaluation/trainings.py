@@ -33,7 +33,7 @@ training held in a point is never left out of one of them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from textveil.errors import InvalidParameterError
@@ -99,6 +99,50 @@ def best_attack(point: dict[str, Any]) -> dict[str, Any]:
         raise InvalidParameterError(f"point {point.get('label', '?')} holds no attack results")
     attack, training, result = max(lines, key=lambda line: line[2]["top1"])
     return {"attack": attack, "training": training, "top1": float(result["top1"])}
+
+
+def is_content_only(attack: str) -> bool:
+    """Whether an attack reads content words only (``topic-svm`` and the other ``topic-*``
+    attacks): what a text is about, not how it is written, so no release that keeps the meaning
+    can take it away.
+
+    >>> is_content_only("topic-svm"), is_content_only("char3-svm")
+    (True, False)
+    """
+    return attack.split("-", 1)[0] == "topic"
+
+
+def best_top1(point: dict[str, Any], keep: Callable[[str], bool] = lambda attack: True,
+              trainings: Sequence[str] | None = None) -> float | None:
+    """The best top-1 at a point over the attacks ``keep`` admits and the ``trainings`` given
+    (default: every training it holds); None where none of them was measured.
+
+    >>> point = {"attacks": {"topic-svm": {"top1": 0.3}, "char3-svm": {"top1": 0.5}},
+    ...          "attacks_release": {"topic-svm": {"top1": 0.4}}}
+    >>> best_top1(point), best_top1(point, is_content_only), best_top1(point, is_content_only, ["clean"])
+    (0.5, 0.4, 0.3)
+    >>> best_top1(point, lambda attack: attack == "length") is None
+    True
+    """
+    scores = [float(result["top1"]) for attack, training, result in attack_lines(point)
+              if keep(attack) and (trainings is None or training in trainings)]
+    return max(scores) if scores else None
+
+
+def risk_apart(point: dict[str, Any]) -> dict[str, float | None]:
+    """The risk at a point taken apart: ``risk`` (the best top-1 over every attack and
+    training), ``content`` (of the content-only attacks, :func:`is_content_only`), ``style``
+    (of the others) and ``style_adds``: risk minus content only, what the writer's style adds to
+    what the subject gives away (None where no content-only attack was measured).
+
+    >>> risk_apart({"attacks": {"topic-svm": {"top1": 0.3}, "char3-svm": {"top1": 0.5}}})
+    {'risk': 0.5, 'content': 0.3, 'style': 0.5, 'style_adds': 0.2}
+    """
+    risk = best_top1(point)
+    content = best_top1(point, is_content_only)
+    style = best_top1(point, lambda attack: not is_content_only(attack))
+    adds = None if risk is None or content is None else round(risk - content, 12)
+    return {"risk": risk, "content": content, "style": style, "style_adds": adds}
 
 
 def trainings_in(results: dict[str, Any]) -> list[str]:

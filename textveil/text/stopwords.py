@@ -21,6 +21,10 @@ from textveil.text.tokenize import word_key
 _CLITICS = ("n't", "'s", "'re", "'ve", "'ll", "'d", "'m")
 # Heads that "n't" changes: can't, won't, shan't.
 _IRREGULAR_HEADS = {"ca": "can", "wo": "will", "sha": "shall"}
+# A content word as the topic features read it (the topic attack, the cross-topic split's topic
+# model): letters only, three or more, matched in lower-cased text; with the stop words left out,
+# what a text is about rather than how it is written.
+CONTENT_WORD_PATTERN = r"(?u)\b[^\W\d_]{3,}\b"
 
 
 @cache
