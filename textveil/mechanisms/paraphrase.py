@@ -135,9 +135,15 @@ def clipped_scores(logits: np.ndarray, high: float, width: float) -> np.ndarray:
 
 
 def on_device(logits: Any) -> bool:
-    """Whether a step's logits are a torch tensor (left where the engine computed them), not a
-    NumPy array."""
-    return type(logits).__module__.startswith("torch")
+    """Whether a step's logits are a torch tensor on an accelerator (left where the engine computed
+    them): drawn there. Logits on the host, a NumPy array or a CPU tensor, go to the NumPy draw,
+    whose counted floor is the faster one on a CPU (the same distribution and tokens)."""
+    return type(logits).__module__.startswith("torch") and logits.device.type != "cpu"
+
+
+def on_host(logits: Any) -> Any:
+    """The step's logits as NumPy where they are not :func:`on_device` (a CPU tensor viewed)."""
+    return logits.float().numpy() if type(logits).__module__.startswith("torch") else logits
 
 
 def positions_on_host(positions: Any) -> np.ndarray:
@@ -608,7 +614,7 @@ class Paraphrase(LanguageModelRewriter):
             return positions_on_host(sample_clipped_exponential_rows_torch(
                 logits, self._device_candidates(logits), low, high, self.epsilon, rngs, relative=relative,
                 sensitivity=self.sensitivity))
-        return sample_clipped_exponential_rows(logits, candidates, low, high, self.epsilon, rngs, relative=relative,
+        return sample_clipped_exponential_rows(on_host(logits), candidates, low, high, self.epsilon, rngs, relative=relative,
                                                sensitivity=self.sensitivity)
 
     def spend_per_release(self) -> tuple[float, str] | None:
@@ -688,7 +694,7 @@ class Restyle(LanguageModelRewriter):
         if on_device(logits):
             return positions_on_host(sample_exponential_mechanism_rows_torch(
                 logits.index_select(1, self._device_candidates(logits)), 2.0 / self.temperature, rngs))
-        return sample_exponential_mechanism_rows(logits[:, candidates], 2.0 / self.temperature, rngs)
+        return sample_exponential_mechanism_rows(on_host(logits)[:, candidates], 2.0 / self.temperature, rngs)
 
     def _guarantee(self, drawn: int, units: int, left_out: int = 0) -> Guarantee:
         return no_guarantee(

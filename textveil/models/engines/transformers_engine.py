@@ -135,7 +135,8 @@ class TransformersEngine:
                 lengths = [len(pool[i][0].prompts[pool[i][1]]) for i in same]
                 chosen = sorted(same[k] for k in length_buckets(lengths, room)[0])
                 batch.join([pool[i] for i in chosen], len(opening))
-                pool = [entry for i, entry in enumerate(pool) if i not in set(chosen)]
+                taken = set(chosen)
+                pool = [entry for i, entry in enumerate(pool) if i not in taken]
             if batch.size == 0:
                 return pool
             batch.step()
