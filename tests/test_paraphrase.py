@@ -459,3 +459,35 @@ def test_the_width_is_calibrated_on_public_text_over_the_chosen_vocabulary(tiny_
     for result in (whole, small):
         assert 1.0 <= result["width"] <= 60.0 and result["steps"] >= 2
         assert result["floor_mass_at_width"] <= 1e-3 or result["width"] == 60.0
+
+
+def test_a_second_rewrite_reads_only_the_first_release_and_costs_nothing_more(tiny_language_model, monkeypatch):
+    text = "\n\n".join(["Shares fell in Tokyo on Friday.", "The bank said so.", "Growth was slow."])
+    seeded = dict(language_model=tiny_language_model, max_new_tokens=4, seed=6)
+    once, twice = Paraphrase(30.0, **seeded), Paraphrase(30.0, rewrites=2, **seeded)
+    first, second = once.sanitize(text), twice.sanitize(text)
+    # The input's units and every bound of the Guarantee are the first round's: the later round is
+    # post-processing of the release, named in the statement.
+    assert second.units == first.units == 3
+    assert second.guarantee.document_epsilon == first.guarantee.document_epsilon == pytest.approx(30.0 * 4 * 3)
+    assert "1 more time(s)" in second.guarantee.statement and "costs no privacy" in second.guarantee.statement
+    assert "more time" not in first.guarantee.statement
+    assert second.text == Paraphrase(30.0, rewrites=2, **seeded).sanitize(text).text  # the seed fixes both rounds
+    # What the second round reads: the texts the first round released, nothing of the input.
+    read: list[list[str]] = []
+    original = Paraphrase._rewrite_once
+
+    def spy(self, texts, rngs, progress):
+        read.append(list(texts))
+        return original(self, texts, rngs, progress)
+
+    monkeypatch.setattr(Paraphrase, "_rewrite_once", spy)
+    told: list[float] = []
+    releases = Paraphrase(30.0, rewrites=2, **seeded).sanitize_many([text, "A short one."], progress=told.append)
+    assert read[0] == [text, "A short one."]
+    assert read[1] == [Paraphrase(30.0, **seeded).sanitize_many([text, "A short one."])[i].text for i in range(2)]
+    assert [r.text for r in releases] == [second.text, releases[1].text] and sum(told) == pytest.approx(2.0)
+    restyled = Restyle(rewrites=3, **seeded).sanitize(text)
+    assert "2 more time(s)" in restyled.guarantee.statement
+    with pytest.raises(InvalidParameterError):
+        Paraphrase(30.0, rewrites=0, **seeded)

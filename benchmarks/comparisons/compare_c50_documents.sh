@@ -20,13 +20,8 @@ set -euo pipefail
 DATA=${DATA:-../shared/data}
 OUT=${OUT:-benchmarks/out/c50-documents}
 PYTHON=${PYTHON:-.venv/bin/python}
-ONLY=${ONLY:-}
-entries=()
-if [ -n "$ONLY" ]; then
-    for entry in $ONLY; do entries+=(-m "$entry"); done
-else
-    entries+=(-m emp:10,15 -m paraphrase:30,40,25 -m restyle:0.7)
-fi
+source "$(dirname "$0")/only_entries.sh"
+only_entries emp:10,15 paraphrase:30,40,25 restyle:0.7
 "$PYTHON" -m textveil.cli compare --risk-corpus "$DATA/reuters_c50" --first-labels 25 --texts-per-label 20 \
     --unknown-per-label 10 --entities placeholder \
     --attacks char3-svm,word1-svm,length,topic-svm \

@@ -22,15 +22,9 @@ DATA=${DATA:-../shared/data}
 OUT=${OUT:-benchmarks/out/frontier-blog-short}
 PYTHON=${PYTHON:-.venv/bin/python}
 BEST=${BEST:-}
-ONLY=${ONLY:-}
-entries=()
-if [ -n "$ONLY" ]; then
-    for entry in $ONLY; do entries+=(-m "$entry"); done
-else
-    entries+=(-m emp:10,15)
-    for entry in $BEST; do entries+=(-m "$entry"); done
-    entries+=(-m paraphrase:40,30,25 -m restyle:0.7)
-fi
+source "$(dirname "$0")/only_entries.sh"
+# shellcheck disable=SC2086  # BEST is a space-separated list of entries
+only_entries emp:10,15 $BEST paraphrase:40,30,25 restyle:0.7
 "$PYTHON" -m textveil.cli compare --risk-corpus "$DATA/blog_short/blog_short.jsonl" --label-field user \
     --known-per-label 70 --collapse-per-label \
     --attacks char3-svm,word1-svm,length,topic-svm --utility semantic-similarity,fluency,describing --seed 1 \

@@ -28,6 +28,7 @@ from textveil.cli.support import (
     stderr,
     warn_copied_fields,
     with_entity_options,
+    words_progress,
 )
 from textveil.errors import InputError
 
@@ -136,8 +137,7 @@ def sanitize(
         with stderr.status(f"fitting {mechanism} on {len(fit_documents):,} texts of {fit_corpus}"):
             engine.fit([d.text for d in fit_documents])
     with progress_bar() as progress:
-        task = progress.add_task("sanitising", total=len(documents))
-        advance = lambda done: progress.advance(task, done)  # noqa: E731
+        advance = words_progress(progress, "sanitising", [d.text for d in documents])
         if budget is None:
             releases = engine.sanitize_many((d.text for d in documents), progress=advance)
         else:

@@ -4,7 +4,7 @@ and reading a mechanism's options as the user gave them. No privacy logic lives 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Any, Optional
@@ -251,6 +251,35 @@ def _duration(seconds: float) -> str:
         return f"{minutes} min {rest} s" if rest else f"{minutes} min"
     hours, rest = divmod(whole, 3600)
     return f"{hours} h {rest // 60} min" if rest // 60 else f"{hours} h"
+
+
+def words_progress(bar: Progress | StageLines, stage: str, texts: Sequence[str]) -> Callable[[float], None]:
+    """A task of ``bar`` that counts the input's words (split on white space), fed by a
+    mechanism's ``progress(n)`` in finished texts (a fraction while a long one is written unit by
+    unit): each text counts as the texts' mean length, so a 5 MB file moves by its words and the
+    rate reads in words a second; exactly the total at the end. Texts without a word count as texts.
+
+    >>> from io import StringIO
+    >>> out = StringIO()
+    >>> with StageLines(Console(file=out, width=80)) as bar:
+    ...     told = words_progress(bar, "sanitising", ["one two three", "four"])
+    ...     told(0.5); told(1.5)
+    >>> print(out.getvalue().strip())  # doctest: +ELLIPSIS
+    sanitising words: done, 4 of 4 in ... s
+    """
+    words = sum(len(text.split()) for text in texts)
+    if not words:
+        task = bar.add_task(stage, total=len(texts))
+        return lambda done: bar.advance(task, done)
+    task = bar.add_task(f"{stage} words", total=words)
+    told = {"texts": 0.0}
+
+    def advance(done: float) -> None:
+        told["texts"] += done
+        whole = told["texts"] >= len(texts) - 1e-9  # every text: the total exactly, not a float's sum
+        bar.update(task, completed=words if whole else told["texts"] * words / len(texts))
+
+    return advance
 
 
 def texts_progress(bar: Progress | StageLines) -> Callable[[str, float, int], None]:

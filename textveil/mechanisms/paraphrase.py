@@ -61,7 +61,7 @@ accounting: the style-normalisation baseline, its risk measured, not bounded.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -297,8 +297,12 @@ class LanguageModelRewriter(Mechanism):
     def fingerprint(self) -> dict[str, Any]:
         """As every mechanism's, with the engine that computes the logits (llama.cpp and its
         weights format, or transformers: two engines give different releases for one seed) and the
-        output vocabulary's digest."""
-        return {**super().fingerprint(), "engine": str(self._lm().engine.identity),
+        output vocabulary's digest. One round (``rewrites=1``) leaves ``rewrites`` out: the release
+        is the one made before the parameter existed, so releases cached then are still read."""
+        shown = super().fingerprint()
+        if int(self.rewrites) == 1:
+            shown["parameters"] = {k: v for k, v in shown["parameters"].items() if k != "rewrites"}
+        return {**shown, "engine": str(self._lm().engine.identity),
                 "output_vocabulary": self.output_vocabulary().digest}
 
     def _vocabulary_size(self) -> str:
@@ -333,11 +337,26 @@ class LanguageModelRewriter(Mechanism):
 
     def _release(self, texts: list[str], rngs: list[np.random.Generator],
                  progress: ProgressCallback | None) -> list[Release]:
-        from textveil.models.lm_decoding import decode
-
         for text in texts:
             if not isinstance(text, str):
                 raise InvalidParameterError(f"sanitize expects text (str), got {type(text).__name__}")
+        rounds = int(self.rewrites)
+        # Progress in texts, each round a share of it (the decoder tells finished units).
+        told = None if progress is None else (lambda step: progress(step / rounds))
+        releases = self._rewrite_once(texts, rngs, told)
+        for _ in range(rounds - 1):
+            # A later round reads the release alone (post-processing: no privacy cost), drawing on
+            # from each text's own stream, so the seed still fixes every byte. What the Guarantee
+            # says about the input (its units, the draws) stays the first round's.
+            again = self._rewrite_once([release.text for release in releases], rngs, told)
+            releases = [replace(release, text=later.text) for release, later in zip(releases, again)]
+        return releases
+
+    def _rewrite_once(self, texts: list[str], rngs: list[np.random.Generator],
+                      progress: ProgressCallback | None) -> list[Release]:
+        """One rewrite of every text, unit by unit (one round of :meth:`_release`)."""
+        from textveil.models.lm_decoding import decode
+
         # One row per unit, each drawing from its own stream, drawn in order from its text's stream
         # (so a release depends on the text and its seed, never on the batch or the schedule). An
         # empty text has no unit: it is released empty (named in every Guarantee).
@@ -430,6 +449,15 @@ class LanguageModelRewriter(Mechanism):
                 f"one longer than {self.max_input_tokens} model tokens is cut into runs of whole sentences, then words, "
                 f"then token windows; the release has one paragraph per unit{cap}",
                 "an empty input is released empty")
+
+    def _rounds_note(self) -> str:
+        """The later rounds of a release (``rewrites``), in words; empty for one round."""
+        extra = int(self.rewrites) - 1
+        if not extra:
+            return ""
+        return (f" The release was then rewritten {extra} more time(s) by the same model, prompt and draw, each round "
+                "reading only the text the round before it released: post-processing of the release, which costs no "
+                "privacy.")
 
     def units_note(self, units: int, left_out: int) -> str:
         """What a release's units were, in words (the CLI's summary says it)."""
@@ -578,12 +606,12 @@ class Paraphrase(LanguageModelRewriter):
                  clip_high: float = DEFAULT_CLIP_HIGH, max_new_tokens: int = 96, max_input_tokens: int = 64,
                  model: str = "smollm2-135m-instruct", engine: str = "auto", vocabulary: str = "all",
                  prompt: str = "paraphrase", unit: str = "paragraph", max_units: int = 0, context: str = "previous",
-                 seed: int | None = None, language_model: Any = None, batch_size: int | None = None,
-                 device: str = "auto") -> None:
+                 rewrites: int = 1, seed: int | None = None, language_model: Any = None,
+                 batch_size: int | None = None, device: str = "auto") -> None:
         self._check_parameters(epsilon=epsilon, score=score, width=width, clip_high=clip_high,
                                max_new_tokens=max_new_tokens, max_input_tokens=max_input_tokens, model=model,
                                engine=engine, vocabulary=vocabulary, prompt=prompt, unit=unit,
-                               max_units=max_units, context=context, seed=seed)
+                               max_units=max_units, context=context, rewrites=rewrites, seed=seed)
         self._init_model(language_model, batch_size, device)
 
     @property
@@ -660,7 +688,7 @@ class Paraphrase(LanguageModelRewriter):
             f"{self.width:g} whatever the input, so its sensitivity is {self.width:g} and each draw is "
             f"{eps:g}-differentially private. The input was cut into {units} unit(s) by a public rule, and each unit "
             f"got its own reply of at most L = {limit} tokens, ended by an end token or a line break, both drawn "
-            f"like any other token ({draws} draws at most).{context} By adaptive sequential composition the "
+            f"like any other token ({draws} draws at most).{context}{self._rounds_note()} By adaptive sequential composition the "
             f"release is ({eps * draws:g})-differentially private against any other input text cut into as many "
             "units"
             + (f"; this release drew {drawn} token(s), so its own likelihood ratio is at most exp({eps * drawn:g})"
@@ -681,11 +709,12 @@ class Restyle(LanguageModelRewriter):
     def __init__(self, *, temperature: float = 0.7, max_new_tokens: int = 96, max_input_tokens: int = 64,
                  model: str = "smollm2-135m-instruct", engine: str = "auto", vocabulary: str = "all",
                  prompt: str = "paraphrase", unit: str = "paragraph", max_units: int = 0, context: str = "previous",
-                 seed: int | None = None, language_model: Any = None, batch_size: int | None = None,
-                 device: str = "auto") -> None:
+                 rewrites: int = 1, seed: int | None = None, language_model: Any = None,
+                 batch_size: int | None = None, device: str = "auto") -> None:
         self._check_parameters(temperature=temperature, max_new_tokens=max_new_tokens,
                                max_input_tokens=max_input_tokens, model=model, engine=engine, vocabulary=vocabulary,
-                               prompt=prompt, unit=unit, max_units=max_units, context=context, seed=seed)
+                               prompt=prompt, unit=unit, max_units=max_units, context=context, rewrites=rewrites,
+                               seed=seed)
         self._init_model(language_model, batch_size, device)
 
     def _draw(self, logits: np.ndarray, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
@@ -701,7 +730,7 @@ class Restyle(LanguageModelRewriter):
             self.name,
             f"The text was cut into {units} unit(s) by a public rule and each rewritten by the language model "
             f"{self.model} ({self.engine_description()}), sampled at temperature {self.temperature:g} (at most "
-            f"{self.max_new_tokens} tokens a unit).",
+            f"{self.max_new_tokens} tokens a unit).{self._rounds_note()}",
             ("anything the model copies from the input: names, places, numbers, rare words and phrasing",
              "the input's content and much of its structure", *self._template_rules(left_out)),
             drawn)

@@ -213,6 +213,9 @@ _LANGUAGE_MODEL = (
     Parameter("context", str, "previous: each unit's prompt shows the unit before it and its released reply, so a "
               "document reads as one text (no privacy cost); none: each unit alone", "previous",
               choices=("previous", "none")),
+    Parameter("rewrites", int, "how many times a text is rewritten: 1, or more to rewrite the release again (each "
+              "round reads only the round before it: post-processing, no more privacy cost, as long again to run)",
+              1, minimum=0),
     Parameter("vocabulary", str, "the output vocabulary (public): all (every token but the control tokens) or N, the "
               "N commonest tokens of English under the model's tokenizer with digits, punctuation and end tokens",
               "all"),
