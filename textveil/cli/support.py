@@ -272,12 +272,13 @@ def words_progress(bar: Progress | StageLines, stage: str, texts: Sequence[str])
         task = bar.add_task(stage, total=len(texts))
         return lambda done: bar.advance(task, done)
     task = bar.add_task(f"{stage} words", total=words)
-    told = {"texts": 0.0}
+    finished = 0.0
 
     def advance(done: float) -> None:
-        told["texts"] += done
-        whole = told["texts"] >= len(texts) - 1e-9  # every text: the total exactly, not a float's sum
-        bar.update(task, completed=words if whole else told["texts"] * words / len(texts))
+        nonlocal finished
+        finished += done
+        whole = finished >= len(texts) - 1e-9  # every text: the total exactly, not a float's sum
+        bar.update(task, completed=words if whole else finished * words / len(texts))
 
     return advance
 
