@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from array import array
 
 import numpy as np
 import pytest
@@ -222,6 +223,39 @@ def test_a_failing_job_fails_alone():
     assert outcome["good"] == [([3], False)] * 3
     assert isinstance(outcome["bad"], RuntimeError) and "broke" in str(outcome["bad"])
     assert queue.decode(_job(1)) == [([3], False)]  # the worker goes on
+
+
+def test_a_job_holds_only_the_prompts_of_rows_not_yet_written():
+    """A document of many units, each unit's prompt made as the unit before it is written (four
+    sections side by side): at every step the job holds the prompts of the rows in flight alone,
+    as 32-bit ids, and none once it is done; the opening stays known throughout."""
+    units, sections = 400, 4
+    held: list[int] = []
+
+    class Watching(_CountingEngine):
+        def run(self, queue: DecodeQueue) -> None:
+            while True:
+                rows = queue.take_waiting()
+                if not rows:
+                    return
+                job = rows[0][0]
+                held.append(sum(prompt is not None for prompt in job.prompts))
+                assert all(isinstance(job.prompts[row], array) for _, row in rows)
+                assert job.opening == (7,)
+                tokens = job.draw(np.zeros((len(rows), 4), dtype=np.float32), np.array([r for _, r in rows]))
+                for (_, row), token in zip(rows, tokens):
+                    job.finish_row(row, [int(token)], False)
+
+    def successor(row, tokens, ended):
+        follower = row + sections
+        return (follower, [7, follower % 50, *tokens] * 40) if follower < units else None
+
+    prompts = [[7, row] if row < sections else None for row in range(units)]
+    job = DecodeJob(prompts, 1, 1, lambda logits, rows: np.full(len(rows), 3), frozenset({0}), successor=successor)
+    results = DecodeQueue(Watching()).decode(job)
+    assert results == [([3], False)] * units
+    assert len(held) == units // sections and max(held) == sections
+    assert job.prompts == [None] * units and job.opening == (7,)
 
 
 def test_a_caller_that_gives_up_in_progress_stops_its_job(on_llama_cpp):

@@ -387,16 +387,22 @@ class LanguageModelRewriter(Mechanism):
         """Every unit of ``plan`` decoded through the engine's batches together: a section's first
         unit at once, each later one as soon as the unit before it is written (its prompt holds that
         reply when ``context`` is ``previous``)."""
+        from textveil.models.lm_decoding import compact_prompt
+
         lm = self._lm()
         candidates = self._candidates()
         with_context = self.context == "previous"
-        alone = [self.prompt_ids(unit) for unit in plan.units]  # each unit's prompt without context
         # Without context no unit waits for another; with it, a section's later units wait for the
-        # reply before them (their prompts are made then, by ``successor``).
-        prompts: list[list[int] | None] = [
-            prompt if not with_context or plan.previous[row] is None else None for row, prompt in enumerate(alone)]
+        # reply before them (their prompts are made then, by ``successor``). Only the prompts ready
+        # now are kept, as 32-bit ids: a document of thousands of units holds no list of them all.
+        prompts: list[Sequence[int] | None] = []
+        longest_alone = 0
+        for row, unit in enumerate(plan.units):
+            alone = self.prompt_ids(unit)  # the unit's prompt without context
+            longest_alone = max(longest_alone, len(alone))
+            prompts.append(compact_prompt(alone) if not with_context or plan.previous[row] is None else None)
         own = plan.streams
-        longest = self._longest_prompt(max(len(prompt) for prompt in alone), with_context)
+        longest = self._longest_prompt(longest_alone, with_context)
         if longest + self.max_new_tokens > lm.context_length:
             raise InvalidParameterError(
                 f"max_new_tokens = {self.max_new_tokens} after a prompt of up to {longest} tokens passes the language "

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from textveil.models.engines.batching import Chooser, Successor, new_job, queue_for
+from textveil.models.engines.batching import Chooser, Successor, compact_prompt, new_job, queue_for
 from textveil.models.engines.transformers_engine import length_buckets
 
-__all__ = ["Chooser", "Successor", "decode", "length_buckets"]
+__all__ = ["Chooser", "Successor", "compact_prompt", "decode", "length_buckets"]
 
 
 def decode(

@@ -24,6 +24,7 @@ import os
 import threading
 import time
 import weakref
+from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -59,7 +60,11 @@ class DecodeJob:
 
     A prompt given as None is not ready yet: ``successor`` makes it when the row it follows is
     written. ``longest_prompt`` bounds the length of every prompt, ready or not (an engine sizes
-    its slots by it, so a later, longer prompt never waits for a larger context)."""
+    its slots by it, so a later, longer prompt never waits for a larger context).
+
+    A job holds each prompt as 32-bit token ids (:func:`compact_prompt`) only until its row is
+    written, then lets it go: a document of thousands of units, each prompt made as the unit before
+    it ends, holds the prompts of its rows in flight and waiting, never all of them."""
 
     prompts: list[Sequence[int] | None]
     prefix_length: int
@@ -78,8 +83,12 @@ class DecodeJob:
     done: threading.Event = field(default_factory=threading.Event)
     _ready: deque[int] = field(default_factory=deque)
     _unfinished: int = 0
+    _opening: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
+        self.prompts = [None if prompt is None else compact_prompt(prompt) for prompt in self.prompts]
+        first = next((prompt for prompt in self.prompts if prompt is not None), None)
+        self._opening = () if first is None else tuple(first[: self.prefix_length])
         self.results = [([], False) for _ in self.prompts]
         self._unfinished = len(self.prompts)
         self._ready = deque(row for row, prompt in enumerate(self.prompts) if prompt is not None)
@@ -89,9 +98,9 @@ class DecodeJob:
 
     @property
     def opening(self) -> tuple[int, ...]:
-        """The tokens every prompt of the job starts with."""
-        first = next((prompt for prompt in self.prompts if prompt is not None), None)
-        return tuple(first[: self.prefix_length]) if first is not None else ()
+        """The tokens every prompt of the job starts with (kept apart: a written row's prompt is
+        let go)."""
+        return self._opening
 
     @property
     def failed(self) -> bool:
@@ -128,6 +137,7 @@ class DecodeJob:
         """Prompt ``row`` is written: its tokens and whether it ended with an end token."""
         if self.failed:
             return
+        self.prompts[row] = None  # written: its prompt is not read again
         self.results[row] = (tokens, ended)
         self._unfinished -= 1
         if self.successor is not None:
@@ -138,7 +148,7 @@ class DecodeJob:
                 return
             if follower is not None:
                 index, prompt = follower
-                self.prompts[index] = list(prompt)
+                self.prompts[index] = compact_prompt(prompt)
                 self.longest_prompt = max(self.longest_prompt, len(prompt))
                 self._ready.append(index)
         if self.progress is not None:
@@ -287,6 +297,16 @@ class DecodeQueue:
                     reset()
 
 
+def compact_prompt(prompt: Sequence[int]) -> array:
+    """``prompt``'s token ids as 32-bit integers (4 bytes a token, where a list of Python ints
+    takes about 36): read like a list (``len``, slices, iteration give ints).
+
+    >>> compact_prompt([1, 2, 49151])[1:]
+    array('i', [2, 49151])
+    """
+    return array("i", prompt)
+
+
 def check_prompts(prompts: Sequence[Sequence[int] | None], prefix_length: int) -> None:
     """Every prompt must start with the same ``prefix_length`` tokens and hold tokens after them
     (a prompt not ready yet, None, is checked when it is made)."""
@@ -308,7 +328,7 @@ def new_job(model: Any, prompts: Sequence[Sequence[int] | None], prefix_length: 
     if successor is not None:
         prefix = next((tuple(p[:prefix_length]) for p in prompts if p is not None), ())
         successor = _checked_successor(successor, prefix, prefix_length)
-    return DecodeJob([None if p is None else list(p) for p in prompts], prefix_length, max_new_tokens, choose,
+    return DecodeJob(list(prompts), prefix_length, max_new_tokens, choose,
                      frozenset(model.end_token_ids) | frozenset(int(t) for t in more_end_token_ids),
                      batch_size=batch_size, progress=progress, successor=successor, longest_prompt=longest_prompt,
                      device_logits=device_logits)
