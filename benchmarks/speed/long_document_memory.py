@@ -10,9 +10,9 @@ The process's resident memory (with its children) is sampled every second; the r
 peak (the largest sample, and the kernel's ``ru_maxrss`` of the process), the resident memory at
 each tenth of the run (bounded memory reads as a flat line once the model is loaded, not one that
 grows with the text already released), the input's and the release's words, the wall time and the
-words per second. ``--max-new-tokens`` sets L lower: every unit is still made, read, scheduled and joined, only
-the replies are shorter (fewer tokens written and held until the join; reading the prompts takes
-most of the time, so the run is not much shorter).
+words per second. ``--max-new-tokens`` sets L lower: every unit is still made, read, scheduled
+and joined, only the replies are shorter (fewer tokens written and held until the join; reading
+the prompts takes most of the time, so the run is not much shorter).
 
     .venv/bin/python benchmarks/speed/long_document_memory.py --megabytes 5 --json out.json
     .venv/bin/python benchmarks/speed/long_document_memory.py --megabytes 5 --max-new-tokens 1 --json out.json

@@ -299,11 +299,16 @@ class DecodeQueue:
 
 def compact_prompt(prompt: Sequence[int]) -> array:
     """``prompt``'s token ids as 32-bit integers (4 bytes a token, where a list of Python ints
-    takes about 36): read like a list (``len``, slices, iteration give ints).
+    takes about 36): read like a list (``len``, slices, iteration give ints). A prompt already
+    compact is returned as it is (a caller's compact prompts are not copied again by the job).
 
     >>> compact_prompt([1, 2, 49151])[1:]
     array('i', [2, 49151])
+    >>> ids = compact_prompt([1, 2]); compact_prompt(ids) is ids
+    True
     """
+    if isinstance(prompt, array) and prompt.typecode == "i":
+        return prompt
     return array("i", prompt)
 
 
