@@ -14,10 +14,10 @@
 # second rewrite of the first (rewrites=2: post-processing, no more privacy cost), sentence by
 # sentence (unit=sentence), a public output vocabulary of the 8,000 commonest English tokens
 # (vocabulary=8000) and a narrower score (width=12); then, toward the goal, the 8,000-token
-# vocabulary at 45, a second rewrite with the neutral prompt at 40 and a 4,000-token vocabulary at
-# 40. Each language-model setting releases about
-# 4,500 posts (3,000 known, 1,500 judged): about 20 minutes on 2 cores with llama.cpp (rewrites=2
-# twice that).
+# vocabulary at 45, a second rewrite with the neutral prompt at 40, a 4,000-token vocabulary at 40
+# and the 8,000-token vocabulary with the narrower score at 40. Each language-model setting
+# releases about 4,500 posts (3,000 known, 1,500 judged): about 20 minutes on 2 cores with
+# llama.cpp (rewrites=2 twice that).
 #
 #   benchmarks/comparisons/compare_blog_cross_topic.sh      # OUT=benchmarks/out/blog-cross-topic; resumable
 #
@@ -34,7 +34,8 @@ source "$(dirname "$0")/only_entries.sh"
 only_entries emp:10,15 paraphrase:30,40,25 restyle:0.7 \
     "paraphrase[prompt=neutral]:40" "paraphrase[rewrites=2]:40" "paraphrase[unit=sentence]:40" \
     "paraphrase[vocabulary=8000]:40" "paraphrase[width=12]:40" "paraphrase[vocabulary=8000]:45" \
-    "paraphrase[prompt=neutral,rewrites=2]:40" "paraphrase[vocabulary=4000]:40"
+    "paraphrase[prompt=neutral,rewrites=2]:40" "paraphrase[vocabulary=4000]:40" \
+    "paraphrase[vocabulary=8000,width=12]:40"
 "$PYTHON" -m textveil.cli compare --risk-corpus "$DATA/blog_short/blog_short.jsonl" --label-field user \
     --split cross-topic --known-per-label 20 --unknown-per-label 10 --collapse-per-label \
     --entities placeholder --attacks char3-svm,word1-svm,length,topic-svm \
