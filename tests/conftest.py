@@ -8,7 +8,10 @@ which skips with a clear reason instead of failing.
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
+import threading
+import time
 import types
 from pathlib import Path
 
@@ -17,7 +20,7 @@ import pytest
 
 from textveil.corpus.labelled import LabelledCorpus
 from textveil.embeddings.word_embeddings import WordEmbeddings
-from textveil.evaluation.experiment import EvaluationCorpora
+from textveil.evaluation.experiment_plan import EvaluationCorpora
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT / ".." / "shared" / "data"
@@ -38,6 +41,65 @@ def require_shared_data(*parts: str) -> Path:
 def shared_data() -> Path:
     """``../shared/data`` (skips the test when the folder is absent)."""
     return require_shared_data()
+
+
+# -- hang guards ----------------------------------------------------------------------------
+# No test is decided by a wall-clock bound (speed is measured in benchmarks/). A timeout here only
+# stops what hangs, so it is many times what the work takes on an idle 2-core machine (the longest
+# single wait of the suite, a 4,000-record release in a subprocess, takes about 45 s there; on a
+# loaded one the issue saw six times that), and it fails saying it is a hang guard.
+HANG_GUARD_S = 900
+"""Seconds before a subprocess, a thread or a polled condition of a test is taken to hang."""
+BROWSER_WAIT_MS = 120_000
+"""Milliseconds a browser test waits for the page (the service answers it in a second or two)."""
+
+
+try:
+    from hypothesis import settings as hypothesis_settings
+except ImportError:  # the property tests skip without it
+    pass
+else:  # hypothesis's default deadline (200 ms an example) would decide a property test by time
+    hypothesis_settings.register_profile("no-deadline", deadline=None)
+    hypothesis_settings.load_profile("no-deadline")
+
+
+def hung(what: str, seconds: float = HANG_GUARD_S) -> str:
+    """The failure message of a hang guard."""
+    return (f"{what} did not finish within {seconds:.0f} s: a hang guard (many times its usual time, so that a "
+            "loaded machine passes), not a speed check")
+
+
+def run_guarded(args: list[str], what: str, **options) -> subprocess.CompletedProcess:
+    """``subprocess.run(args, **options)`` under the hang guard."""
+    try:
+        return subprocess.run(args, timeout=HANG_GUARD_S, **options)
+    except subprocess.TimeoutExpired:
+        pytest.fail(hung(what), pytrace=False)
+
+
+def wait_guarded(process: subprocess.Popen, what: str) -> int:
+    """``process.wait()`` under the hang guard; its return code."""
+    try:
+        return process.wait(timeout=HANG_GUARD_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        pytest.fail(hung(what), pytrace=False)
+
+
+def join_guarded(threads: list[threading.Thread], what: str) -> None:
+    """Join every thread under one hang guard; fails if one still runs."""
+    deadline = time.monotonic() + HANG_GUARD_S
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    assert not any(thread.is_alive() for thread in threads), hung(what)
+
+
+def wait_until(condition, what: str, poll_s: float = 0.05) -> None:
+    """Poll ``condition()`` until it holds, under the hang guard."""
+    deadline = time.monotonic() + HANG_GUARD_S
+    while not condition():
+        assert time.monotonic() < deadline, hung(what)
+        time.sleep(poll_s)
 
 
 # A small vocabulary of real English words, so stop words, casing and OOV policies have
@@ -256,8 +318,29 @@ def chromium_browser():
             pytest.skip(f"the web page and documentation site browser tests need Chromium to start under "
                         f"Playwright, and {chromium} does not ({str(error).splitlines()[0]}); set TEXTVEIL_CHROMIUM "
                         "to a working Chromium, or reinstall it (Debian: apt-get install --reinstall chromium)")
-        yield launched
+        yield GuardedBrowser(launched)
         launched.close()
+
+
+class GuardedBrowser:
+    """The launched browser, whose pages wait up to BROWSER_WAIT_MS (a hang guard) where
+    Playwright's own default is 30 s."""
+
+    def __init__(self, browser) -> None:
+        self._browser = browser
+
+    def new_context(self, **options):
+        context = self._browser.new_context(**options)
+        context.set_default_timeout(BROWSER_WAIT_MS)
+        return context
+
+    def new_page(self, **options):
+        page = self._browser.new_page(**options)
+        page.set_default_timeout(BROWSER_WAIT_MS)
+        return page
+
+    def __getattr__(self, name: str):
+        return getattr(self._browser, name)
 
 
 @pytest.fixture(scope="session")
@@ -265,13 +348,12 @@ def site(tmp_path_factory) -> Path:
     """The documentation site, built strictly from mkdocs.yml into a temporary folder, once per session
     (about 15 s): the site tests of every module share it."""
     import os
-    import subprocess
 
     folder = tmp_path_factory.mktemp("site")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # Material's banner about its successor
-    built = subprocess.run(
+    built = run_guarded(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(folder), "-f", "mkdocs.yml"],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
+        "mkdocs build", cwd=REPO_ROOT, env=env, capture_output=True, text=True,
     )
     output = built.stdout + built.stderr
     assert built.returncode == 0, f"mkdocs build --strict failed:\n{output[-4000:]}"

@@ -338,7 +338,7 @@ def test_dp_claims_epsilon_n_and_zero_for_the_same_units():
 
 
 def test_no_claim_for_a_copied_difference_no_guarantee_l_privacy_or_different_guarantees():
-    g = Guarantee("emp", 2.0, "d", 1, layout="keep", unprotected=("casing",))
+    g = Guarantee("emp", 2.0, "d", 1, layout="keep", unprotected_in_general=("casing",))
     vectors = np.zeros((1, 2))
     copied = pair_claim(g, g, _view("x", copied=("Ab",)), _view("x", copied=("AB",)), vectors, vectors)
     assert copied.epsilon is None and not copied.made and "casing" in copied.reason

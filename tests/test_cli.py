@@ -108,6 +108,17 @@ def test_empty_input_gives_empty_output(tmp_path, toy_vectors, capsys, monkeypat
     assert code == 0 and out == ""
 
 
+def test_an_input_that_holds_no_document_is_refused_in_one_line(tmp_path, toy_vectors, capsys, monkeypatch):
+    """An empty folder (or one whose files are all hidden) releases nothing: one line naming it,
+    not "released 0 documents" and success."""
+    empty = tmp_path / "posts"
+    empty.mkdir()
+    (empty / ".hidden.txt").write_text("The market rallied.")
+    code, out, err = run_cli(["sanitize", str(empty), "-e", "5", "--embeddings", str(toy_vectors)], capsys, monkeypatch)
+    assert_one_line_error(code, err, str(empty), "no document to release")
+    assert out == ""
+
+
 def test_stdin_release_keeps_layout_when_asked_and_warns_once(toy_vectors, capsys, monkeypatch):
     text = "The market rallied,\r\n  today!\n"
     code, out, err = run_cli(

@@ -10,8 +10,8 @@ import pytest
 from rich.console import Console
 from rich.progress import Progress
 
-from textveil.cli import support
-from textveil.cli.support import StageLines
+from textveil.cli import progress as cli_progress
+from textveil.cli.progress import StageLines
 
 LINE = re.compile(r"^(?P<stage>[^:]+): (?P<done>[\d,.]+) of (?P<total>[\d,.]+) \((?P<percent>\d+)%\), "
                   r"(?P<rate>[\d,.]+)/s, (?P<left>.+) left$")
@@ -128,16 +128,16 @@ def test_a_new_stage_ends_the_last_and_restarts_the_pace():
 
 
 def test_a_terminal_still_gets_the_live_bar(monkeypatch):
-    monkeypatch.setattr(support, "stderr", Console(file=StringIO(), force_terminal=True))
-    assert isinstance(support.progress_bar(), Progress)
-    monkeypatch.setattr(support, "stderr", Console(file=StringIO(), force_terminal=False))
-    assert isinstance(support.progress_bar(), StageLines)
+    monkeypatch.setattr(cli_progress, "stderr", Console(file=StringIO(), force_terminal=True))
+    assert isinstance(cli_progress.progress_bar(), Progress)
+    monkeypatch.setattr(cli_progress, "stderr", Console(file=StringIO(), force_terminal=False))
+    assert isinstance(cli_progress.progress_bar(), StageLines)
 
 
 def test_the_harness_releases_show_as_tasks_of_their_own_each_ending_with_its_line():
     """``texts_progress``: each release of a comparison a task of its own, its end line when all its
     texts are released (or when the next release starts), never mixed with the stage counter."""
-    from textveil.cli.support import texts_progress
+    from textveil.cli.progress import texts_progress
 
     clock = FakeClock()
     bar, out = stage_lines(clock)

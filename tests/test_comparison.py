@@ -10,8 +10,8 @@ import pytest
 
 from tests.conftest import run_cli, style_corpus, write_folders
 from textveil.errors import InvalidParameterError
-from textveil.evaluation.comparison import ComparisonPlan, MechanismSpec, parse_mechanism_spec, run_comparison
-from textveil.evaluation.experiment import EvaluationCorpora
+from textveil.evaluation.comparison import ComparedMechanism, ComparisonPlan, parse_compared_mechanism, run_comparison
+from textveil.evaluation.experiment_plan import EvaluationCorpora
 
 # A synthetic corpus model small enough to train in a second: its quality does not matter here,
 # only that it releases a new (unaligned) corpus.
@@ -27,7 +27,7 @@ def toy_corpora(toy_word_embeddings) -> EvaluationCorpora:
 
 def _plan(vectors, **changes) -> ComparisonPlan:
     plan = ComparisonPlan(
-        mechanisms=[MechanismSpec("emp", [0.5]), MechanismSpec("synth", [0.7], dict(TINY_SYNTH))],
+        mechanisms=[ComparedMechanism("emp", [0.5]), ComparedMechanism("synth", [0.7], dict(TINY_SYNTH))],
         attacks=["char3-svm", "length"], utility=["stylometric-l2", "unigram-cosine"], seed=4,
         embeddings=str(vectors), top_k=2, thresholds=[0.4, 1.0])
     for name, value in changes.items():
@@ -82,7 +82,7 @@ def test_an_interrupted_comparison_resumes_without_releasing_a_finished_point_ag
         tmp_path, vectors, toy_corpora, monkeypatch):
     from textveil.mechanisms.base import Mechanism
 
-    plan = _plan(vectors, mechanisms=[MechanismSpec("emp", [0.5, 50.0]), MechanismSpec("redact")])
+    plan = _plan(vectors, mechanisms=[ComparedMechanism("emp", [0.5, 50.0]), ComparedMechanism("redact")])
     released: list[str] = []
     original = Mechanism.release_corpus
 
@@ -117,16 +117,16 @@ def test_an_interrupted_comparison_resumes_without_releasing_a_finished_point_ag
 
 
 def test_a_resumed_comparison_reads_the_clean_attacks_back(tmp_path, vectors, toy_corpora):
-    plan = _plan(vectors, mechanisms=[MechanismSpec("emp", [0.5])])
+    plan = _plan(vectors, mechanisms=[ComparedMechanism("emp", [0.5])])
     first = run_comparison(toy_corpora, plan, state_folder=tmp_path / "state")
-    plan.mechanisms = [MechanismSpec("emp", [0.5, 3.0])]  # one more point: the clean attacks are not fitted again
+    plan.mechanisms = [ComparedMechanism("emp", [0.5, 3.0])]  # one more point: the clean attacks are not fitted again
     second = run_comparison(toy_corpora, plan, state_folder=tmp_path / "state")
     assert first["resume"]["attacks_read_back"] == 0 and second["resume"]["attacks_read_back"] == 2
     assert second["releases"][0]["point"]["attacks"] == first["releases"][0]["point"]["attacks"]
 
 
 def test_an_unseeded_comparison_keeps_nothing(tmp_path, vectors, toy_corpora):
-    plan = _plan(vectors, seed=None, mechanisms=[MechanismSpec("redact")])
+    plan = _plan(vectors, seed=None, mechanisms=[ComparedMechanism("redact")])
     results = run_comparison(toy_corpora, plan, state_folder=tmp_path / "state",
                              release_cache_folder=tmp_path / "releases")
     assert results["resume"]["points_read_back"] == 0 and not (tmp_path / "state").exists()
@@ -134,22 +134,22 @@ def test_an_unseeded_comparison_keeps_nothing(tmp_path, vectors, toy_corpora):
 
 
 def test_mechanism_specs_are_parsed_and_checked():
-    assert parse_mechanism_spec("syntf:5, 10").grid == [5.0, 10.0]
+    assert parse_compared_mechanism("syntf:5, 10").grid == [5.0, 10.0]
     with pytest.raises(InvalidParameterError, match="names a epsilon twice"):
-        parse_mechanism_spec("emp:10,10")
+        parse_compared_mechanism("emp:10,10")
     with pytest.raises(InvalidParameterError, match="epsilon '-1'"):
-        parse_mechanism_spec("emp:-1")
+        parse_compared_mechanism("emp:-1")
     with pytest.raises(Exception, match="textveil mechanisms"):
-        parse_mechanism_spec("nope:1")
+        parse_compared_mechanism("nope:1")
 
 
 def test_the_same_mechanism_twice_is_refused_before_work(vectors, toy_corpora):
     from textveil.evaluation.comparison import validate_comparison
 
-    plan = _plan(vectors, mechanisms=[MechanismSpec("emp", [1.0]), MechanismSpec("emp", [2.0])])
+    plan = _plan(vectors, mechanisms=[ComparedMechanism("emp", [1.0]), ComparedMechanism("emp", [2.0])])
     with pytest.raises(InvalidParameterError, match="given twice"):
         validate_comparison(plan, toy_corpora)
-    plan.mechanisms = [MechanismSpec("emp", [1.0]), MechanismSpec("emp", [2.0], {"layout": "keep"})]
+    plan.mechanisms = [ComparedMechanism("emp", [1.0]), ComparedMechanism("emp", [2.0], {"layout": "keep"})]
     validate_comparison(plan, toy_corpora)  # two layouts of one mechanism are two mechanisms
     with pytest.raises(InvalidParameterError, match="no mechanism"):
         validate_comparison(_plan(vectors, mechanisms=[]), toy_corpora)
@@ -211,7 +211,7 @@ def test_each_release_is_told_text_by_text_and_whole_when_read_back(tmp_path, ve
     """``text_progress`` follows every release in texts (a language model's release of hundreds of
     documents shows in a log as it goes), and reaches each release's total also when the release
     is read back from the cache."""
-    plan = _plan(vectors, mechanisms=[MechanismSpec("emp", [0.5])])
+    plan = _plan(vectors, mechanisms=[ComparedMechanism("emp", [0.5])])
     for run in range(2):  # released, then read back
         told: list[tuple[str, float, int]] = []
         run_comparison(toy_corpora, plan, state_folder=tmp_path / f"state-{run}",

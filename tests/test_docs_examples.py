@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, run_guarded, wait_guarded
 
 TEXTVEIL = REPO_ROOT / ".venv" / "bin" / "textveil"
 PYTHON = REPO_ROOT / ".venv" / "bin" / "python"
@@ -304,7 +304,7 @@ class Runner:
         """End the process (its standard input closes)."""
         assert self.process.stdin is not None
         self.process.stdin.close()
-        self.process.wait(timeout=60)
+        wait_guarded(self.process, "the documentation's runner process, its input closed")
 
 
 PAGES = [path for path in documentation_pages() if any(c.is_textveil for c in page_commands(path))]
@@ -338,8 +338,8 @@ def run_page(commands: list[Command], folder: Path, runner: Runner,
     unmade: set[str] = set()  # what skipped commands would have written
     for command in commands:
         if command.is_setup:
-            done = subprocess.run(["bash", "-c", command.text], cwd=folder, capture_output=True, text=True,
-                                  timeout=120)
+            done = run_guarded(["bash", "-c", command.text], f"the page's setup command {command.text!r}", cwd=folder,
+                               capture_output=True, text=True)
             outcomes.append(Outcome(command, "failed" if done.returncode else "ran", done.stderr[-2000:]))
             continue
         if not command.is_textveil:

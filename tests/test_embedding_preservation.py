@@ -11,7 +11,6 @@ from __future__ import annotations
 import glob
 import itertools
 import os
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -19,7 +18,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from conftest import REPO_ROOT, require_shared_data
+from conftest import REPO_ROOT, require_shared_data, run_guarded
 from textveil.errors import InputError, InvalidParameterError, TextveilError
 from textveil.utility.embedding_preservation import (
     _sample_pairs,
@@ -306,8 +305,8 @@ def test_word2vec_is_reproducible_for_a_seed_across_processes(tmp_path):
     out = tmp_path / "vectors.npz"
     script = (f"{CORPUS_CODE}; from textveil.utility.embedding_preservation import train_word2vec; "
               f"v = train_word2vec(corpus, {settings}); np.savez({str(out)!r}, **v)")
-    done = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONHASHSEED": "12345"})
+    done = run_guarded([sys.executable, "-c", script], "word2vec training in another process", cwd=REPO_ROOT,
+                       capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "12345"})
     assert done.returncode == 0, done.stderr
     with np.load(out) as elsewhere:
         assert set(elsewhere.files) == set(first)

@@ -10,7 +10,6 @@ skip, with the reason and the fix, where llama-cpp-python is not built or fails 
 from __future__ import annotations
 
 import threading
-import time
 from array import array
 
 import numpy as np
@@ -20,9 +19,10 @@ pytest.importorskip("torch", reason="the language-model engines' tests need torc
 pytest.importorskip("transformers", reason="the language-model engines' tests need transformers")
 pytest.importorskip("gguf", reason="writing the tiny GGUF model needs the gguf package (pip install gguf)")
 
+from conftest import HANG_GUARD_S, join_guarded  # noqa: E402
 from textveil.errors import InputError, InvalidParameterError  # noqa: E402
 from textveil.mechanisms.paraphrase import Paraphrase, Restyle  # noqa: E402
-from textveil.models.engines.batching import DecodeJob, DecodeQueue  # noqa: E402
+from textveil.models.engines.batching import DecodeJob, DecodeQueue, Engine  # noqa: E402
 from textveil.models.engines.choice import resolve_engine  # noqa: E402
 from textveil.models.engines.native import candidate_weights, cmake_args, llama_cpp_unavailable  # noqa: E402
 from textveil.models.gguf_writing import write_tiny_gguf  # noqa: E402
@@ -157,13 +157,119 @@ def test_a_release_is_the_same_alone_among_others_and_with_one_thread(tiny_gguf,
     assert [r.text for r in again] == together
 
 
+# -- one face, one stop rule ---------------------------------------------------------------
+
+
+def _engine_methods() -> dict[str, list[str]]:
+    """The methods :class:`Engine` declares, each with its parameters' names."""
+    import inspect
+
+    return {name: list(inspect.signature(member).parameters) for name, member in vars(Engine).items()
+            if not name.startswith("_") and inspect.isfunction(member)}
+
+
+@pytest.mark.parametrize("engine_class", ["llama_cpp_engine.LlamaCppEngine", "transformers_engine.TransformersEngine"])
+def test_every_engine_class_offers_the_whole_engine_face(engine_class):
+    """Every method the protocol declares (``close`` and ``reset`` included) is the class's own,
+    with the same parameters; the properties are there too (instances are checked below)."""
+    import importlib
+    import inspect
+
+    module, name = engine_class.split(".")
+    cls = getattr(importlib.import_module(f"textveil.models.engines.{module}"), name)
+    methods = _engine_methods()
+    assert {"run", "token_log_likelihoods", "reset", "close"} <= methods.keys()
+    for method, parameters in methods.items():
+        assert inspect.isfunction(getattr(cls, method, None)), (name, method)
+        assert list(inspect.signature(getattr(cls, method)).parameters) == parameters, (name, method)
+    properties = [n for n, member in vars(Engine).items() if isinstance(member, property)]
+    assert {"description", "identity", "vocabulary_size", "context_length", "default_batch_rows"} <= set(properties)
+    assert {"name", "device"} <= set(Engine.__annotations__) and isinstance(getattr(cls, "name", None), str)
+
+
+def test_loaded_transformers_engines_satisfy_the_protocol(on_transformers, tiny_language_model):
+    from textveil.models.toy_language_model import toy_language_model
+
+    for lm in (on_transformers, tiny_language_model, toy_language_model(["calm"])):  # the tests' toy too
+        assert isinstance(lm.engine, Engine), lm.engine
+    assert not isinstance(object(), Engine)  # power: the check reads the members
+
+
+def test_a_loaded_llama_cpp_engine_satisfies_the_protocol(on_llama_cpp):
+    assert isinstance(on_llama_cpp.engine, Engine)
+
+
+def test_the_transformers_engine_closes():
+    from textveil.models.toy_language_model import toy_language_model
+
+    engine = toy_language_model(["calm"]).engine
+    engine.prefix_cache((1, 2))
+    engine.close()
+    assert engine.network is None and not engine._prefix_caches
+
+
+def _scripted(lm, monkeypatch, scripts: dict[int, list[int]], limit: int, more_end_token_ids=()) -> tuple[list, list]:
+    """Rows decoded together on ``lm``'s engine, row r drawing ``scripts[r]`` token by token: the
+    replies, and every (row, token) the engine handed to the job's stop rule."""
+    from textveil.models.lm_decoding import decode
+
+    drawn = {row: 0 for row in scripts}
+    seen: list[tuple[int, int]] = []
+    original = DecodeJob.add_token
+
+    def choose(logits, rows):
+        tokens = []
+        for row in rows:
+            tokens.append(scripts[int(row)][drawn[int(row)]])
+            drawn[int(row)] += 1
+        return np.array(tokens)
+
+    def watched(job, row, tokens, token):
+        seen.append((row, token))
+        return original(job, row, tokens, token)
+
+    prompt = lm.encode("The market rallied on Friday.")
+    with monkeypatch.context() as patched:
+        patched.setattr(DecodeJob, "add_token", watched)
+        replies = decode(lm, [prompt] * len(scripts), 0, limit, choose, more_end_token_ids=more_end_token_ids)
+    return replies, seen
+
+
+def _stops_by_the_one_rule(lm, monkeypatch) -> None:
+    """A reply ends at an end token, at a line break (the caller's public stop rule) or at L
+    tokens, and every drawn token went through :meth:`DecodeJob.add_token`; without the line-break
+    rule a line break is a token like any other."""
+    from textveil.mechanisms.unit_plan import line_break_tokens
+
+    end, line_break = lm.end_token_ids[0], line_break_tokens(lm)[0]
+    word = next(t for t in lm.encode(" market bank rain") if t not in lm.end_token_ids and t != line_break)
+    scripts = {0: [word, word, end], 1: [word, line_break, word, word, word], 2: [word] * 9}
+    replies, seen = _scripted(lm, monkeypatch, scripts, 4, more_end_token_ids=[line_break])
+    assert replies == [([word, word], True), ([word], True), ([word] * 4, False)]
+    assert sorted(seen) == sorted([(0, word), (0, word), (0, end), (1, word), (1, line_break)] + [(2, word)] * 4)
+    replies, _ = _scripted(lm, monkeypatch, scripts, 4)
+    assert replies[1] == ([word, line_break, word, word], False)
+
+
+def test_the_transformers_engine_stops_by_the_one_rule(on_transformers, monkeypatch):
+    _stops_by_the_one_rule(on_transformers, monkeypatch)
+
+
+def test_the_llama_cpp_engine_stops_by_the_one_rule(on_llama_cpp, monkeypatch):
+    _stops_by_the_one_rule(on_llama_cpp, monkeypatch)
+
+
 # -- the queue: concurrent callers share batches, a failure stays with its caller ------------
 
 
 class _CountingEngine:
-    """An engine that records how many rows each step decodes (every row draws one token, then ends)."""
+    """An engine (the whole face, :class:`Engine`) that records how many rows each step decodes:
+    every row of a job takes one step, its token through the job's stop rule."""
 
     name = "counting"
+    device = "cpu"
+    description = identity = "a counting test engine"
+    vocabulary_size, context_length, default_batch_rows = 4, 64, 16
 
     def __init__(self) -> None:
         self.steps: list[int] = []
@@ -178,7 +284,20 @@ class _CountingEngine:
                 mine = [row for j, row in rows if j is job]
                 tokens = job.draw(np.zeros((len(mine), 4), dtype=np.float32), np.array(mine))
                 for row, token in zip(mine, tokens if tokens is not None else []):
-                    job.finish_row(row, [int(token)], False)
+                    job.add_token(row, [], int(token))  # a job of one token a row: written
+
+    def token_log_likelihoods(self, sequences, batch_size: int = 16) -> list[np.ndarray]:
+        return [np.zeros(max(0, len(s) - 1)) for s in sequences]
+
+    def reset(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_test_engine_offers_the_whole_face():
+    assert isinstance(_CountingEngine(), Engine)
 
 
 def _job(count: int, choose=None, progress=None) -> DecodeJob:
@@ -193,8 +312,7 @@ def test_jobs_sent_together_are_decoded_in_one_batch():
     threads = [threading.Thread(target=lambda i=i: results.setdefault(i, queue.decode(_job(2)))) for i in range(5)]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join(10)
+    join_guarded(threads, "five decode callers")
     assert len(results) == 5 and all(r == [([3], False)] * 2 for r in results.values())
     assert engine.steps[0] == 10  # every caller's rows in the first batch
 
@@ -218,8 +336,7 @@ def test_a_failing_job_fails_alone():
                args=("bad", _job(2, broken)))]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join(10)
+    join_guarded(threads, "the two decode callers")
     assert outcome["good"] == [([3], False)] * 3
     assert isinstance(outcome["bad"], RuntimeError) and "broke" in str(outcome["bad"])
     assert queue.decode(_job(1)) == [([3], False)]  # the worker goes on
@@ -244,7 +361,7 @@ def test_a_job_holds_only_the_prompts_of_rows_not_yet_written():
                 assert job.opening == (7,)
                 tokens = job.draw(np.zeros((len(rows), 4), dtype=np.float32), np.array([r for _, r in rows]))
                 for (_, row), token in zip(rows, tokens):
-                    job.finish_row(row, [int(token)], False)
+                    job.add_token(row, [], int(token))
 
     def successor(row, tokens, ended):
         follower = row + sections
@@ -279,12 +396,9 @@ def test_concurrent_releases_equal_their_releases_alone(on_llama_cpp):
         out[index] = mechanism.with_params(seed=index).sanitize(text).text
 
     threads = [threading.Thread(target=release, args=(i, t)) for i, t in enumerate(TEXTS)]
-    started = time.perf_counter()
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join(60)
-    assert time.perf_counter() - started < 60
+    join_guarded(threads, "the concurrent releases")
     assert [out[i] for i in range(len(TEXTS))] == alone
 
 
@@ -518,14 +632,13 @@ def test_the_service_decodes_requests_that_arrive_together_in_one_batch(tiny_ggu
     together = threading.Barrier(6)
 
     def send(i: int) -> None:
-        together.wait(30)  # the six requests leave at once; each decodes for up to 200 steps
+        together.wait(HANG_GUARD_S)  # the six requests leave at once; each decodes for up to 200 steps
         answers[i] = client.post("/v1/sanitize", json=body(i)).json()
 
     threads = [threading.Thread(target=send, args=(i,)) for i in range(6)]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join(60)
+    join_guarded(threads, "the six requests")
     assert all("releases" in answers[i] for i in range(6)), answers
     assert max(jobs_per_step) >= 2  # requests in flight together were decoded in the same steps
     alone = [Paraphrase(20.0, max_new_tokens=200, seed=40 + i, language_model=on_llama_cpp).sanitize(TEXTS[i]).text

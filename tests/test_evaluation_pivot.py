@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import TOY_WORDS, run_cli, style_corpus, write_folders
-from textveil.evaluation.comparison import ComparisonPlan, MechanismSpec, point_key, run_comparison
-from textveil.evaluation.experiment import EvaluationCorpora, ExperimentPlan, run_experiment
+from textveil.evaluation.comparison import ComparedMechanism, ComparisonPlan, point_key, run_comparison
+from textveil.evaluation.experiment import run_experiment
+from textveil.evaluation.experiment_plan import EvaluationCorpora, ExperimentPlan
 from textveil.evaluation.trainings import TRAINING_KEYS
 from textveil.pii import EntityOptions
 
@@ -135,7 +136,7 @@ def toy_corpora(toy_word_embeddings) -> EvaluationCorpora:
 def test_a_comparison_holds_pivot_with_its_risk_off_every_utility_axis(tmp_path, vectors, toy_corpora):
     from textveil.evaluation.comparison_report import write_comparison_report
 
-    plan = ComparisonPlan(mechanisms=[MechanismSpec("emp", [0.5]), MechanismSpec("pivot", [4.0])],
+    plan = ComparisonPlan(mechanisms=[ComparedMechanism("emp", [0.5]), ComparedMechanism("pivot", [4.0])],
                           attacks=["char3-svm", "length"], utility=["unigram-cosine"], seed=4, embeddings=str(vectors),
                           top_k=2, thresholds=[0.5, 1.0], entities=OFF)
     results = run_comparison(toy_corpora, plan, state_folder=tmp_path / "state")

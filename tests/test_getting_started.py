@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NEEDS_MKDOCS, REPO_ROOT, load_docs_hook
+from conftest import NEEDS_MKDOCS, REPO_ROOT, load_docs_hook, run_guarded
 
 pytestmark = NEEDS_MKDOCS
 
@@ -82,8 +82,8 @@ def run_as_user(command: str, folder: Path) -> subprocess.CompletedProcess:
     """Run a command as shown on the page (line continuations and comments included) in ``folder``."""
     argv = shlex.split(command.replace("\\\n", " "), comments=True)
     assert argv[0] == ".venv/bin/textveil", f"the page's command does not start with .venv/bin/textveil: {argv}"
-    done = subprocess.run(argv, cwd=folder, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "NO_COLOR": "1", "TERM": "dumb"})
+    done = run_guarded(argv, f"the page's command '{command}'", cwd=folder, capture_output=True, text=True,
+                       env={**os.environ, "NO_COLOR": "1", "TERM": "dumb"})
     assert done.returncode == 0, f"'{command}' failed with status {done.returncode}:\n{done.stderr[-3000:]}"
     return done
 

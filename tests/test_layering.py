@@ -2,7 +2,7 @@
 
 privacy is guarantee arithmetic: no mechanism, experiment, attack or plot. Utility tasks and
 attacks judge releases independently, and neither attacks nor mechanisms know of each other;
-mechanisms never import the entity stage (``Screened`` joins them). Imports are followed
+mechanisms never import the entity stage (``StagedMechanism`` joins them). Imports are followed
 transitively inside textveil (lazy imports in functions included), each module also importing
 its parent packages; the root package ``textveil`` is left out, its ``__init__`` being a façade
 that re-exports everything.
@@ -167,9 +167,60 @@ def test_layering(package: str, prefixes: tuple[str, ...]) -> None:
 
 def test_the_scan_sees_lazy_and_relative_imports() -> None:
     # the rules above would pass vacuously if the scan missed imports inside functions
-    assert "textveil.corpus.writing" in direct_imports("textveil.evaluation.calibration")  # inside plot_calibration
+    assert "textveil.atomic_files" in direct_imports("textveil.evaluation.calibration")  # inside plot_calibration
     assert "matplotlib" in reachable("textveil.evaluation.calibration")
     assert "textveil.mechanisms.earth_movers" in reachable("textveil.evaluation.calibration")
+
+
+# The modules at the bottom of the package, which import nothing of textveil's: every layer may
+# use them (errors, where caches live, the version, the registries' face, the CPUs this process may
+# use, files written whole).
+FOUNDATIONS = ("textveil.errors", "textveil.paths", "textveil.version", "textveil.registry", "textveil.machine",
+               "textveil.atomic_files")
+# The low layers (ARCHITECTURE.md), each with the layers below it that it may import besides the
+# foundations: anything else, a package added later included, runs against the layers. Issue 59
+# made them hold: text/ wrote its casing table through corpus/, models/ counted its CPUs through
+# embeddings/ (and pii/ too), and text/, models/, embeddings/ and mechanisms/ wrote files through
+# corpus/. Reading and writing corpora sits above them all: the library below takes texts.
+LOW_LAYERS = [
+    ("textveil.text", ()),
+    ("textveil.models", ("textveil.text",)),
+    ("textveil.embeddings", ("textveil.text", "textveil.models")),
+    ("textveil.mechanisms", ("textveil.text", "textveil.models", "textveil.embeddings", "textveil.privacy")),
+    # the entity stage knows the mechanisms' face (the wrapper), never the word vectors
+    ("textveil.pii", ("textveil.text", "textveil.models", "textveil.privacy", "textveil.mechanisms")),
+]
+
+
+@pytest.mark.parametrize(("package", "below"), LOW_LAYERS, ids=[layer[0] for layer in LOW_LAYERS])
+def test_low_layers_import_nothing_above_them(package: str, below: tuple[str, ...]) -> None:
+    modules = [m for m in MODULES if m == package or m.startswith(package + ".")]
+    assert modules, f"no modules found under {package}"
+    allowed = (package, *below, *FOUNDATIONS)
+    above = {m: sorted(n for n in reachable(m) if n.startswith("textveil.") and not _forbidden(n, allowed))
+             for m in modules}
+    assert not {m: names for m, names in above.items() if names}, f"{package} imports above its layer"
+
+
+def test_the_foundations_import_nothing_of_textveils_but_each_other() -> None:
+    # what every low layer may reach must not lead back up: a foundation importing corpus/ would
+    # put the whole library on top of it
+    for module in FOUNDATIONS:
+        assert {n for n in reachable(module) if n.startswith("textveil.")} <= set(FOUNDATIONS), module
+
+
+MAX_MODULE_LINES = 600
+"""A module past this does more than one job (issue 59 split experiment.py and paraphrase.py):
+split it by concern, so that a new score or mechanism lands in a file of its own."""
+
+
+@pytest.mark.parametrize("package", ["textveil.mechanisms", "textveil.evaluation"])
+def test_no_module_is_over_the_size_that_says_it_does_more_than_one_job(package: str) -> None:
+    sizes = {m: len(path.read_text(encoding="utf-8").splitlines()) for m, path in MODULES.items()
+             if m.startswith(package + ".")}
+    assert sizes, f"no modules found under {package}"
+    over = {m: lines for m, lines in sizes.items() if lines > MAX_MODULE_LINES}
+    assert not over, f"modules over {MAX_MODULE_LINES} lines: split them by concern"
 
 
 # Circles known and let stand: none. Issue 48 broke the last ones: textveil.pii.detector and
@@ -192,15 +243,17 @@ def test_the_circle_check_reports_each_circle_as_a_path() -> None:
     assert import_circles(graph) == [["a", "b", "c", "a"], ["d", "e", "d"]]
     assert import_circles({"a": {"b"}, "b": set()}) == []
     # the graph holds lazy imports: build_mechanism imports the entity stage when it is called
-    assert "textveil.pii.screened" in named_imports("textveil.building")
+    assert "textveil.pii.staged" in named_imports("textveil.building")
     assert "textveil.pii.recognisers" in named_imports("textveil.pii.detector")
 
 
 # The faces and the release job build mechanisms with textveil.building, never through the
-# red-team harness: the CLI modules of `sanitize`, `release` and `serve`, and cli.support, whose
-# given_options and mechanism_of they parse a mechanism's options and model with.
+# red-team harness: the CLI modules of `sanitize`, `release` and `serve`, and what they share
+# (cli.options, whose given_options and mechanism_of they parse a mechanism's options and model
+# with, the entity stage's options, the console and the progress display).
 FACES = ("textveil.release", "textveil.service", "textveil.cli.sanitize", "textveil.cli.release",
-         "textveil.cli.service", "textveil.cli.support")
+         "textveil.cli.service", "textveil.cli.options", "textveil.cli.entity_options", "textveil.cli.console",
+         "textveil.cli.progress")
 # What they may reach in evaluation/, and only that: emp's calibration curve (an experiment over
 # sample words, which issue 48 leaves in evaluation/), drawn by `sanitize --calibrate` and by the
 # service's slider (textveil.service.curves). It builds no mechanism from a request.
@@ -243,3 +296,57 @@ def test_nothing_builds_a_mechanism_through_evaluation() -> None:
     assert not taken, "import these from textveil.building: " + ", ".join(
         f"{module} takes {name} from {base}" for module, base, name in sorted(taken))
     assert not building & _defined_in("textveil.evaluation.releasing")  # no copy left behind
+
+
+# -- the guarantee is data: no face reads its wording back ---------------------------------
+
+FACE_PACKAGES = ("textveil.cli", "textveil.service")
+GUARANTEE_MODULE = "textveil.privacy.guarantee"
+FACES_TAKE_FROM_THE_GUARANTEE = frozenset({"Guarantee", "KINDS"})
+"""What a face may take from the guarantee's module: the type (``pivot decode-text`` states that a
+decoding has none) and the kinds in words (the listings). The wording helpers (the layouts'
+words, the statement's writers) and anything added later are the library's: a face renders the
+Guarantee's fields or a summary's lines (textveil.release.summary)."""
+WORDING_FIELDS = frozenset({"unprotected", "statement", "how", "entity_stage"})
+"""A Guarantee's attributes that are words written for a reader, never data to read back."""
+
+
+def _guarantee_names_taken(module: str) -> set[str]:
+    return {name for base, names in import_statements(module) if base == GUARANTEE_MODULE for name in names}
+
+
+def test_faces_take_no_wording_helper_from_the_guarantee() -> None:
+    faces = [m for m in MODULES if _forbidden(m, FACE_PACKAGES)]
+    assert faces, "no face modules found"
+    taken = {m: sorted(_guarantee_names_taken(m) - FACES_TAKE_FROM_THE_GUARANTEE) for m in faces}
+    assert not {m: names for m, names in taken.items() if names}, "render the Guarantee's fields or the summary's lines"
+    # the check sees what faces do take: the listing's kinds in words
+    assert "KINDS" in _guarantee_names_taken("textveil.cli.sanitize")
+
+
+def _reads_wording_back(tree: ast.AST) -> list[str]:
+    """The functions of ``tree`` that run a regular expression (``re.*``) and read a Guarantee's
+    words (:data:`WORDING_FIELDS`): parsing what the library wrote for a reader."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        inside = list(ast.walk(node))
+        regex = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+                    and n.func.value.id == "re" for n in inside)
+        words = any(isinstance(n, ast.Attribute) and n.attr in WORDING_FIELDS for n in inside)
+        if regex and words:
+            found.append(node.name)
+    return found
+
+
+def test_no_function_parses_a_guarantees_words_back() -> None:
+    parsed = {m: _reads_wording_back(ast.parse(path.read_text(encoding="utf-8"))) for m, path in MODULES.items()}
+    assert not {m: names for m, names in parsed.items() if names}, "read the Guarantee's fields, not its words"
+    # the check is real: it finds the reader issue 59 removed (counts stripped from the words)
+    removed = (
+        "def unprotected_in_general(guarantee):\n"
+        "    import re\n"
+        "    return [re.sub(r'\\(\\d+\\)', '', item).strip() for item in guarantee.unprotected]\n")
+    assert _reads_wording_back(ast.parse(removed)) == ["unprotected_in_general"]
+

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import run_cli
+from tests.conftest import HANG_GUARD_S, hung, run_cli, wait_guarded
 from textveil.errors import InputError, InvalidParameterError
 from textveil.mechanisms.earth_movers import EarthMoversPrivacy
 from textveil.mechanisms.random_replacement import RandomReplacement
@@ -218,7 +218,7 @@ def test_a_process_killed_mid_run_leaves_whole_books(tmp_path):
         if not line:
             break
     os.kill(worker.pid, signal.SIGKILL)
-    worker.wait()
+    wait_guarded(worker, "the killed worker")
     recorded = _books_balance(BudgetLedger(path))
     assert recorded >= 40
     # After the crash the ledger takes spends again.
@@ -231,7 +231,11 @@ def test_two_processes_sharing_a_ledger_never_pass_the_cap(tmp_path):
     BudgetLedger(path).set_cap(60, subject="ann")
     workers = [_worker(path, name, 80) for name in ("a", "b")]
     for worker in workers:
-        worker.communicate(timeout=120)
+        try:
+            worker.communicate(timeout=HANG_GUARD_S)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            pytest.fail(hung("a worker sharing the ledger"), pytrace=False)
     ledger = BudgetLedger(path)
     assert _books_balance(ledger) == 60  # 160 attempts, exactly 60 fit under ann's cap
     assert ledger.spent("ann") == 60

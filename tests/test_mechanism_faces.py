@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import time
 from dataclasses import replace
 from typing import ClassVar
 
 import pytest
 
-from conftest import run_cli, require_shared_data
+from conftest import require_shared_data, run_cli, run_guarded
 from test_release_training import plan_for
 from textveil.errors import InvalidParameterError
 from textveil.evaluation.experiment import run_experiment
@@ -51,11 +49,10 @@ def test_help_imports_no_torch_and_no_mechanism():
              "try:\n    runpy.run_module('textveil.cli', run_name='__main__')\nexcept SystemExit:\n    pass\n"
              "heavy = [m for m in sys.modules if m == 'torch' or m.startswith('textveil.mechanisms.earth_movers')"
              " or m == 'sklearn']\nprint('HEAVY', heavy, file=sys.stderr)")
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "COLUMNS": "100"})
+    done = run_guarded([sys.executable, "-c", probe], "textveil --help", capture_output=True, text=True,
+                       env={**os.environ, "COLUMNS": "100"})
     assert "HEAVY []" in done.stderr, done.stderr[-2000:]
-    assert "sanitize" in done.stdout and time.perf_counter() - started < 30
+    assert "sanitize" in done.stdout
 
 
 # -- sanitize: each mechanism's own parameters ------------------------------------------

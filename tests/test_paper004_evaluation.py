@@ -13,7 +13,7 @@ from textveil.corpus.labelled import LabelledCorpus, label_attributes
 from textveil.errors import InputError, InvalidParameterError
 from textveil.evaluation import ExperimentPlan, run_experiment
 from textveil.evaluation.corpora import load_evaluation_corpora
-from textveil.evaluation.experiment import EvaluationCorpora
+from textveil.evaluation.experiment_plan import EvaluationCorpora
 from textveil.evaluation.utility_tasks import UTILITY_TASKS
 from textveil.mechanisms.synthesis import NeuralSynthesis
 from textveil.pii import EntityOptions

@@ -25,8 +25,9 @@ from hypothesis.extra.numpy import arrays
 from scipy import stats
 
 from textveil.errors import InvalidParameterError
-from textveil.mechanisms.paraphrase import Paraphrase, Restyle, clipped_scores, relative_scores
+from textveil.mechanisms.paraphrase import Paraphrase, Restyle
 from textveil.mechanisms.sampling import exponential_mechanism_log_probabilities
+from textveil.mechanisms.scores import clipped_logit_scores, score_range
 
 pytest.importorskip("torch", reason="the language-model mechanisms need torch")
 pytest.importorskip("transformers", reason="the language-model mechanisms need transformers")
@@ -134,9 +135,9 @@ LOGITS = st.integers(2, 40).flatmap(lambda n: st.tuples(
 @given(logits=LOGITS, width=st.floats(0.01, 100.0), high=st.floats(-100.0, 100.0))
 def test_both_scores_lie_in_an_interval_of_width_w_for_any_logits(logits, width, high):
     for row in logits:
-        relative = relative_scores(row[None, :], width)
+        relative = clipped_logit_scores(row[None, :], *score_range("relative", width))
         assert relative.shape == (1, row.size) and relative.max() == 0.0 and relative.min() >= -width
-        clipped = clipped_scores(row[None, :], high=high, width=width)
+        clipped = clipped_logit_scores(row[None, :], *score_range("clipped", width, clip_high=high))
         assert clipped.min() >= high - width - 1e-9 and clipped.max() <= high + 1e-9
 
 
@@ -221,6 +222,22 @@ def test_releases_do_not_depend_on_batch_size(tiny_language_model):
                                             batch_size=size).sanitize_many(texts)] for size in (1, 3, 64)]
     assert releases[0] == releases[1] == releases[2]
     assert len(set(releases[0])) > 3  # the texts got releases of their own
+
+
+def test_a_release_is_the_same_drawn_on_the_host_or_where_the_logits_lie(tiny_language_model, monkeypatch):
+    """The mechanisms hand their logits to the sampler's one draw per kind, which draws a tensor
+    where it lies (an accelerator's path, forced here onto the CPU) or on the host: the same
+    releases, token for token, for both scores and for restyle."""
+    from textveil.mechanisms import sampling
+    from textveil.models.device import is_torch_tensor
+
+    seeded = dict(language_model=tiny_language_model, max_new_tokens=6, seed=12)
+    mechanisms = [Paraphrase(30.0, **seeded), Paraphrase(30.0, score="clipped", clip_high=6.0, **seeded),
+                  Restyle(temperature=1.0, **seeded)]
+    on_host = [[r.text for r in m.with_params().sanitize_many(TEXTS)] for m in mechanisms]
+    monkeypatch.setattr(sampling, "on_accelerator", is_torch_tensor)
+    where_they_lie = [[r.text for r in m.with_params().sanitize_many(TEXTS)] for m in mechanisms]
+    assert on_host == where_they_lie and sum(bool(t) for texts in on_host for t in texts) >= 9
 
 
 # -- the Guarantee ----------------------------------------------------------------------
@@ -349,7 +366,7 @@ def test_the_canary_audits_the_mechanism_over_the_toys_whole_vocabulary():
 
 
 def test_every_public_prompt_opens_with_its_own_fixed_tokens(tiny_language_model):
-    from textveil.mechanisms.paraphrase import EXAMPLE, PROMPTS, template_opening
+    from textveil.mechanisms.prompting import EXAMPLE, PROMPTS, template_opening
 
     openings = {}
     for prompt in PROMPTS:
@@ -397,7 +414,7 @@ def test_a_cap_on_the_units_says_how_much_was_left_out(tiny_language_model):
 
 
 def test_a_units_prompt_holds_the_unit_before_it_and_its_released_reply(tiny_language_model):
-    from textveil.mechanisms.paraphrase import template_opening
+    from textveil.mechanisms.prompting import template_opening
 
     mechanism = Paraphrase(30.0, language_model=tiny_language_model, max_new_tokens=4, seed=2)
     alone = mechanism.prompt_ids("The bank said so.")
@@ -429,7 +446,7 @@ def test_long_documents_go_through_the_engine_together_and_do_not_depend_on_the_
 
 
 def test_a_reply_ends_at_its_first_line_break(tiny_language_model):
-    from textveil.mechanisms.paraphrase import line_break_tokens
+    from textveil.mechanisms.unit_plan import line_break_tokens
 
     breaks = line_break_tokens(tiny_language_model)
     assert breaks and all("\n" in tiny_language_model.decode([token]) for token in breaks)
@@ -451,7 +468,7 @@ def test_the_describing_share_spots_a_release_about_the_text():
 
 
 def test_the_width_is_calibrated_on_public_text_over_the_chosen_vocabulary(tiny_language_model):
-    from textveil.mechanisms.paraphrase import calibrate_width
+    from textveil.evaluation.width_calibration import calibrate_width
 
     public = ["It was the best of times, it was the worst of times.", "Call me Ishmael."]
     whole = calibrate_width(tiny_language_model, public, max_new_tokens=4)

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import run_cli, skip_without_entity_stage
 from textveil.errors import InvalidParameterError
-from textveil.pii import EntityOptions, EntityStage, screened
+from textveil.pii import EntityOptions, EntityStage, with_entity_stage
 from textveil.pii.detector import propagate, resolve, unavailable
 from textveil.pii.found import Found
 from textveil.privacy.secrets import Secret
@@ -137,28 +137,29 @@ def test_a_mechanism_releases_the_text_after_the_stage_and_its_guarantee_names_i
     from textveil.mechanisms.redaction import Redaction
     from textveil.mechanisms.syntf import SynTF
 
-    release = screened(Redaction()).sanitize(NOTE)
+    release = with_entity_stage(Redaction()).sanitize(NOTE)
     assert "Margaret" not in release.text and "<PERSON>" in release.text
     assert "best-effort detection, not covered by epsilon" in release.guarantee.entity_stage
     assert release.guarantee.entity_stage in release.guarantee.statement
     assert [e["type"] for e in release.to_dict()["entities"]][:2] == ["PERSON", "LOCATION"]
     assert "Margaret" not in json.dumps(release.to_dict()["entities"])  # offsets and types, never the original
-    assert screened(Redaction(), EntityOptions(operator="off")).sanitize(NOTE).text.startswith("Hi, I am Margaret")
+    alone = with_entity_stage(Redaction(), EntityOptions(operator="off"))
+    assert alone.sanitize(NOTE).text.startswith("Hi, I am Margaret")
     # a mechanism that learns learns from text after the stage: it cannot write back a name it never saw
     training = ["Margaret Okafor likes tea.", "Peter Lindqvist likes coffee.", "the cat sat on the mat."]
-    syntf = screened(SynTF(1.0, toy_word_embeddings, seed=1)).fit(training)
+    syntf = with_entity_stage(SynTF(1.0, toy_word_embeddings, seed=1)).fit(training)
     assert syntf.mechanism.training_data_hash_ != SynTF(1.0, toy_word_embeddings, seed=1).fit(training).training_data_hash_
 
 
 def test_the_release_aware_attacker_draws_pseudonyms_under_its_own_key():
     from textveil.mechanisms.redaction import Redaction
-    from textveil.pii.screened import as_attacker
+    from textveil.pii.staged import as_attacker
 
-    release = screened(Redaction(), EntityOptions(operator="pseudonym", key=Secret(b"the steward's key")))
+    release = with_entity_stage(Redaction(), EntityOptions(operator="pseudonym", key=Secret(b"the steward's key")))
     attacker = as_attacker(release, seed=3)
     assert attacker.stage.options.key != release.stage.options.key
     assert as_attacker(release, seed=3).sanitize(NOTE).text == attacker.sanitize(NOTE).text  # seeded: reproducible
-    placeholders = screened(Redaction())
+    placeholders = with_entity_stage(Redaction())
     assert as_attacker(placeholders, seed=3) is placeholders
 
 

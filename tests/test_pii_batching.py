@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import require_shared_data, skip_without_entity_stage
+from conftest import require_shared_data, run_guarded, skip_without_entity_stage
 
 
 def _articles(count: int) -> list[str]:
@@ -38,7 +38,7 @@ def test_a_corpus_gets_both_cores_and_a_worker_one(monkeypatch) -> None:
     from textveil.pii import detector
 
     monkeypatch.delenv("TEXTVEIL_ENTITY_PROCESSES", raising=False)
-    monkeypatch.setattr("textveil.embeddings.neighbours.usable_cpus", lambda: 2)
+    monkeypatch.setattr("textveil.machine.usable_cpus", lambda: 2)
     big = ["x" * 1000] * (detector.PARALLEL_CHARS // 1000)
     assert detector.processes(big) == 2 and detector.processes(big[:10]) == 1
     monkeypatch.setattr(multiprocessing.current_process(), "daemon", True, raising=False)
@@ -49,7 +49,6 @@ def test_a_corpus_gets_both_cores_and_a_worker_one(monkeypatch) -> None:
 def test_the_stage_loads_without_transformers_and_leaves_it_importable() -> None:
     """Presidio would import transformers (3.6 s, 240 MB) for an engine the stage never uses: in a
     fresh process the stage loads and detects without it, and a language model can import it after."""
-    import subprocess
     import sys
 
     skip_without_entity_stage()
@@ -59,5 +58,6 @@ def test_the_stage_loads_without_transformers_and_leaves_it_importable() -> None
               "assert found and 'transformers' not in sys.modules, sorted(sys.modules)\n"
               "from transformers import AutoTokenizer\n"
               "print('ok', len(found))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    done = run_guarded([sys.executable, "-c", script], "the entity stage in a fresh process", capture_output=True,
+                       text=True)
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stderr[-2000:]

@@ -172,7 +172,7 @@ def test_every_mechanism_states_its_rule_for_placeholders(name: str) -> None:
     assert rule and "placeholder" in rule
 
 
-def test_a_screened_release_states_the_mechanisms_rule_and_the_casing_channel(toy_word_embeddings) -> None:
+def test_a_staged_release_states_the_mechanisms_rule_and_the_casing_channel(toy_word_embeddings) -> None:
     skip_without_entity_stage()
     import textveil
 
@@ -188,7 +188,8 @@ def test_a_screened_release_states_the_mechanisms_rule_and_the_casing_channel(to
 
 
 def test_a_prompt_keeps_placeholders_whole_and_asks_to_keep_them(tiny_language_model) -> None:
-    from textveil.mechanisms.paraphrase import PLACEHOLDER_NOTE, Paraphrase
+    from textveil.mechanisms.paraphrase import Paraphrase
+    from textveil.mechanisms.prompting import PLACEHOLDER_NOTE
 
     lm = tiny_language_model
     mechanism = Paraphrase(30.0, language_model=lm, max_input_tokens=18, seed=0)
@@ -307,13 +308,13 @@ def test_emp_with_the_stage_on_is_the_same_mechanism_in_a_space_that_cannot_plac
 
 
 def test_a_mechanism_alone_or_after_a_stage_that_writes_none_releases_from_the_users_words(toy_word_embeddings) -> None:
-    from textveil.pii.screened import screened
     from textveil.pii.stage import EntityOptions
+    from textveil.pii.staged import with_entity_stage
 
     known = _placing(toy_word_embeddings)
     for mechanism in (EarthMoversPrivacy(20.0, known, layout="keep"), SynTF(5.0, known, layout="keep"),
                       RandomReplacement(known, layout="keep"), EarthMoversPrivacy(20.0, known)):
-        alone = screened(mechanism, EntityOptions(operator="off"))
+        alone = with_entity_stage(mechanism, EntityOptions(operator="off"))
         assert alone is mechanism and not mechanism.placeholders
         users = known if mechanism.layout == "keep" else known.with_marks(PUBLIC_MARKS)
         assert mechanism.vocabulary.words == users.words, mechanism.name
@@ -324,14 +325,14 @@ def test_a_mechanism_alone_or_after_a_stage_that_writes_none_releases_from_the_u
 def test_a_stage_that_may_write_placeholders_adds_them_and_the_release_is_another(toy_word_embeddings,
                                                                                   operator: str) -> None:
     skip_without_entity_stage()
-    from textveil.pii.screened import screened, writes_placeholders
     from textveil.pii.stage import EntityOptions
+    from textveil.pii.staged import with_entity_stage, writes_placeholders
     from textveil.privacy.secrets import Secret
 
     known = _placing(toy_word_embeddings)
     options = EntityOptions(operator=operator, key=Secret(b"k") if operator == "pseudonym" else None)
     alone = EarthMoversPrivacy(20.0, known, seed=0)
-    staged = screened(EarthMoversPrivacy(20.0, known, seed=0), options)
+    staged = with_entity_stage(EarthMoversPrivacy(20.0, known, seed=0), options)
     writes = writes_placeholders(options)
     assert writes == (operator != "drop") and staged.placeholders == writes
     assert [w for w in staged.vocabulary.words if w.startswith("<")] == (placeholders() if writes else [])

@@ -317,8 +317,11 @@ def test_bag_statement_names_epsilon_and_n() -> None:
 def test_statement_warns_about_passed_through_and_dropped_tokens() -> None:
     guarantee = Guarantee("emp", 2.0, "metric", words_protected=10, tokens_passed_through=3, tokens_dropped=2)
     text = guarantee.statement
-    assert "3 word token(s) passed through unchanged by policy" in text
-    assert "3 word token(s) passed through unchanged by policy" in guarantee.unprotected
+    assert "word tokens passed through unchanged by policy (3)" in text
+    assert "word tokens passed through unchanged by policy (3)" in guarantee.unprotected
+    assert guarantee.unprotected_in_general == ("the number of tokens", "word tokens passed through unchanged by policy")
+    assert dict(guarantee.unprotected_in_record) == {"the number of tokens": 13,
+                                                    "word tokens passed through unchanged by policy": 3}
     assert "2 word token(s) were dropped" in text
 
 
@@ -362,13 +365,15 @@ def test_guarantee_json_schema_is_stable() -> None:
     from textveil.privacy.guarantee import GUARANTEE_SCHEMA
 
     data = Guarantee("emp", 2.0, "metric", words_protected=3).to_dict()
-    assert GUARANTEE_SCHEMA == "textveil.guarantee/4"
+    assert GUARANTEE_SCHEMA == "textveil.guarantee/5"
     assert sorted(data) == sorted([
         "schema", "mechanism", "epsilon", "metric", "words_protected", "tokens_passed_through", "tokens_dropped",
-        "layout", "kind", "unit", "composition", "unprotected", "assumptions", "statement", "formula",
-        "document_epsilon", "l", "entity_stage"])
+        "layout", "kind", "unit", "composition", "protected", "unprotected_in_general", "unprotected_in_record",
+        "unprotected", "assumptions", "how", "statement", "formula", "document_epsilon", "l", "entity_stage",
+        "policies", "post_processing", "tokens_per_unit", "units_rewritten", "units_left_out",
+        "epsilon_per_rewritten_unit"])
     dp = Guarantee("syntf", 0.5, kind="dp", unit="token", words_protected=4, composition="sequential",
-                   unprotected=("the number of tokens (4)",), statement="s").to_dict()
+                   unprotected_in_general=("the number of tokens",), statement="s").to_dict()
     assert dp["formula"] == "epsilon * N" and dp["document_epsilon"] == 2.0 and dp["kind"] == "dp"
     with pytest.raises(ValueError):
         Guarantee("x", 1.0, kind="magic")

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import REPO_ROOT, TOY_WORDS, run_cli
+from tests.conftest import REPO_ROOT, TOY_WORDS, run_cli, run_guarded, wait_guarded, wait_until
 from textveil.privacy.ledger import BudgetLedger
 from textveil.release.job import JOB_JOURNAL, JOB_STATE, MANIFEST, ReleaseJob, run_release
 from textveil.release.records import read_shard
@@ -97,7 +97,8 @@ def test_jsonl_is_released_in_shards_with_its_other_fields_and_a_manifest(tmp_pa
     assert [(r["id"], r["user"]) for r in released] == [(r["id"], r["user"]) for r in records]
     assert [r["text"] for r in released] == expected_texts(vectors, [r["text"] for r in records])
     assert manifest["mechanism"] == "emp" and manifest["parameters"]["epsilon"] == EPSILON
-    assert manifest["guarantee"]["kind"] == "metric" and manifest["guarantee"]["unprotected"]
+    assert manifest["summary"]["kind"] == "metric" and manifest["summary"]["unprotected"]
+    assert manifest["summary"]["documents"] == 23 and manifest["summary"]["totals"]["words_protected"] > 0
     assert manifest["copied_fields"] == ["id", "user"] and manifest["totals"]["words"] == 23 * 10
     assert manifest["inputs"][0]["bytes"] == (tmp_path / "posts.jsonl").stat().st_size
     assert "NOT protected" in err and "released 23 records" in err
@@ -202,12 +203,11 @@ def test_a_local_dask_cluster_releases_what_one_process_does(tmp_path, vectors, 
                                         "1000"), capsys, monkeypatch)
     assert code == 0, err
     for workers, size in (("2", "13"), ("1", "100")):
-        started = time.monotonic()
         out = tmp_path / f"dask{workers}"
         code, _, err = run_cli(release_args([tmp_path / "posts.jsonl"], out, vectors, "--shard-size", size,
                                             workers=workers), capsys, monkeypatch)
         assert code == 0, err
-        assert f"local Dask cluster of {workers} worker" in err and time.monotonic() - started < 60
+        assert f"local Dask cluster of {workers} worker" in err
         check_manifest(out)
         assert len(shard_files(out)) == -(-300 // int(size))
         assert concatenated(out) == concatenated(tmp_path / "alone")
@@ -284,19 +284,20 @@ def test_kill_and_resume_releases_every_record_exactly_once(tmp_path, vectors):
         return [*command, *release_args([tmp_path / "posts.jsonl"], out, vectors, "--shard-size", "50"), *ledger]
 
     environment = {**os.environ, "OMP_NUM_THREADS": "1"}
-    whole = subprocess.run(args(tmp_path / "whole"), cwd=REPO_ROOT, env=environment, capture_output=True, timeout=300)
+    whole = run_guarded(args(tmp_path / "whole"), "the uninterrupted release", cwd=REPO_ROOT, env=environment,
+                        capture_output=True)
     assert whole.returncode == 0, whole.stderr.decode()
     killed = subprocess.Popen(args(tmp_path / "out"), cwd=REPO_ROOT, env=environment, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while not list((tmp_path / "out").glob("shard-*")) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: list((tmp_path / "out").glob("shard-*")) or killed.poll() is not None,
+               "the release's first shard", poll_s=0.01)
     time.sleep(random.uniform(0.0, 0.4))  # a random moment, well before the last of its 80 shards
     killed.send_signal(signal.SIGKILL)
-    killed.wait(timeout=30)
+    wait_guarded(killed, "the killed release")
     written = len(shard_files(tmp_path / "out"))
     assert killed.returncode == -signal.SIGKILL and 1 <= written < 80, written
-    resumed = subprocess.run(args(tmp_path / "out"), cwd=REPO_ROOT, env=environment, capture_output=True, timeout=300)
+    resumed = run_guarded(args(tmp_path / "out"), "the resumed release", cwd=REPO_ROOT, env=environment,
+                          capture_output=True)
     assert resumed.returncode == 0, resumed.stderr.decode()
     assert b"resuming" in resumed.stderr
     assert concatenated(tmp_path / "out") == concatenated(tmp_path / "whole")
@@ -335,6 +336,8 @@ def test_a_cap_refuses_before_any_shard_is_written(tmp_path, vectors, capsys, mo
     ("scheduler", "cannot reach the Dask scheduler"),
     ("ledger_subject", "--ledger needs exactly one of"),
     ("no_epsilon", "states no epsilon"),
+    ("no_record", "hold no record to release"),
+    ("pseudonyms_without_key", "needs --pseudonym-key FILE"),
 ])
 def test_bad_input_is_one_line(tmp_path, vectors, capsys, monkeypatch, case, expected):
     from textveil.release import cluster
@@ -367,6 +370,10 @@ def test_bad_input_is_one_line(tmp_path, vectors, capsys, monkeypatch, case, exp
         args = [*args[:args.index("--workers")], "--scheduler", "tcp://127.0.0.1:9"]
     elif case == "ledger_subject":
         args += ["--ledger", str(tmp_path / "budget.sqlite")]
+    elif case == "no_record":
+        posts.write_text("")
+    elif case == "pseudonyms_without_key":
+        args += ["--entities", "pseudonym"]
     elif case == "no_epsilon":
         args = ["release", str(posts), "--out", str(out), "-m", "redact", "--workers", "0", "--ledger",
                 str(tmp_path / "budget.sqlite"), "--subject", "ann"]
@@ -377,6 +384,23 @@ def test_bad_input_is_one_line(tmp_path, vectors, capsys, monkeypatch, case, exp
     assert lines[-1].startswith("textveil: error: ") and sum("error" in line for line in lines) == 1, err
     assert "Traceback" not in err
     assert not list(out.glob("shard-*")) if out.is_dir() else True
+
+
+def test_the_library_refuses_a_job_with_pseudonyms_but_no_key_file(tmp_path):
+    """A job's shards run on many workers, and a resumed run in another process: each drawing a key
+    of its own would give one entity several pseudonyms. The release spec refuses it, so a job
+    started from the library is refused as the command line is."""
+    from textveil.errors import InvalidParameterError
+
+    write_jsonl(tmp_path / "posts.jsonl", 3)
+    with pytest.raises(InvalidParameterError, match="--pseudonym-key FILE"):
+        run_release(ReleaseJob([str(tmp_path / "posts.jsonl")], tmp_path / "out",
+                               MechanismSpec("redact", entities={"operator": "pseudonym"})))
+    assert not (tmp_path / "out").exists()
+    key = tmp_path / "key"
+    key.write_text("a key the workers share")
+    keyed = MechanismSpec("redact", entities={"operator": "pseudonym", "key_file": str(key)})
+    assert keyed.entity_options().key is not None  # every worker reads the one key from its file
 
 
 # -- a language model's paraphrase (the tiny random model) ---------------------------------
@@ -415,9 +439,11 @@ def test_a_paraphrase_release_is_the_same_whatever_the_shards(tmp_path, tiny_lm_
     assert [r["text"] for r in released] == [r.text for r in library]
     assert [(r["id"], r["user"]) for r in released] == [(r["id"], r["user"]) for r in records]
     manifest = check_manifest(tmp_path / "out3")
-    assert manifest["mechanism"] == "paraphrase" and manifest["guarantee"]["kind"] == "dp"
-    assert manifest["guarantee"]["unprotected"][0].startswith("nothing copied from the input")
-    assert manifest["warnings"] == {} and manifest["released"]["protected"] == 6 * len(LM_TEXTS)
+    summary = manifest["summary"]
+    assert manifest["mechanism"] == "paraphrase" and summary["kind"] == "dp" and summary["tokens_per_unit"] == 6
+    assert summary["unprotected"][0].startswith("nothing copied from the input")
+    assert summary["exceptions"] == {} and summary["totals"]["words_protected"] == 6 * summary["totals"]["units_rewritten"]
+    assert summary["documents"] == len(LM_TEXTS)
 
 
 def test_a_paraphrase_release_on_two_dask_workers_is_the_one_process_release(tmp_path, tiny_lm_folder, capsys,

@@ -24,6 +24,7 @@ from textveil.mechanisms.sampling import (
     sample_laplace_noise,
     sample_unit_directions,
 )
+from textveil.mechanisms.scores import clipped_logit_scores
 from textveil.privacy.parameters import check_epsilon
 
 ALPHA = 1e-3  # a correct sampler must give p > ALPHA; a wrong one p < ALPHA
@@ -448,8 +449,7 @@ CLIPPED_CANDIDATES = np.array([i for i in range(CLIPPED_LOGITS.shape[1]) if i !=
 
 
 def _clipped_probabilities(epsilon: float, low: float, high: float, relative: bool) -> np.ndarray:
-    values = CLIPPED_LOGITS[0, CLIPPED_CANDIDATES].astype(np.float64)
-    scores = np.clip(values - (values.max() if relative else 0.0), low, high)
+    scores = clipped_logit_scores(CLIPPED_LOGITS[0, CLIPPED_CANDIDATES], low, high, relative)
     return exponential_mechanism_probabilities(scores, epsilon, sensitivity=high - low)
 
 
@@ -502,8 +502,7 @@ def test_clipped_draws_match_the_general_sampler_uniform_for_uniform() -> None:
     for epsilon in (10.0, 25.0, 40.0):
         fast = sample_clipped_exponential_rows(logits, candidates, -15.0, 0.0, epsilon,
                                                [make_rng(i) for i in range(40)], relative=True)
-        values = logits[:, candidates].astype(np.float64)
-        scores = np.clip(values - values.max(axis=1, keepdims=True), -15.0, 0.0)
+        scores = clipped_logit_scores(logits[:, candidates], -15.0, 0.0, True)
         general = sample_exponential_mechanism_rows(scores, epsilon, [make_rng(i) for i in range(40)], sensitivity=15.0)
         assert np.mean(fast == general) >= 0.95 and np.sum(fast != general) <= 2
 
@@ -622,3 +621,70 @@ def test_torch_draws_take_one_uniform_per_row_and_refuse_bad_input() -> None:
     row = torch.tensor([[float("inf"), 1.0, 2.0]])
     assert sample_clipped_exponential_rows_torch(row, torch.tensor([1, 2]), -1.0, 0.0, 1e6, rngs[:1],
                                                  relative=True).tolist() == [1]
+
+
+# -- one draw per kind, wherever the logits are -------------------------------------------------
+
+
+@pytest.fixture
+def torch_path_on_the_cpu(monkeypatch):
+    """The dispatching draws take their accelerator path for a CPU tensor too (the path a GPU's
+    logits take), so it is tested here, on the CPU."""
+    from textveil.mechanisms import sampling
+    from textveil.models.device import is_torch_tensor
+
+    monkeypatch.setattr(sampling, "on_accelerator", is_torch_tensor)
+
+
+def test_the_dispatching_draws_give_the_numpy_tokens_from_a_host_array_a_cpu_tensor_and_the_device_path(
+        torch_path_on_the_cpu, monkeypatch) -> None:
+    """One function per draw takes a step's logits wherever they are: a NumPy array, a CPU tensor
+    (drawn on the host) and a tensor drawn where it lies (the accelerator's path, forced here onto
+    the CPU) give the same positions for the same generators, for the clipped score and plain
+    sampling, from float32 and bfloat16 logits."""
+    import torch
+
+    from textveil.mechanisms import sampling
+    from textveil.mechanisms.sampling import (
+        sample_clipped_exponential_logits,
+        sample_clipped_exponential_rows,
+        sample_exponential_mechanism_logits,
+    )
+
+    rng = np.random.default_rng(9)
+    candidates = np.setdiff1d(np.arange(4_096), [0, 1, 2, 17])
+    for dtype in (torch.float32, torch.bfloat16):
+        tensor = torch.from_numpy(rng.normal(0.0, 6.0, size=(32, 4_096)).astype(np.float32)).to(dtype)
+        on_host = tensor.float().numpy()
+        for relative, (low, high) in ((True, (-15.0, 0.0)), (False, (2.0, 17.0))):
+            def clipped(logits):
+                return sample_clipped_exponential_logits(logits, candidates, low, high, 20.0,
+                                                         [make_rng(i) for i in range(32)], relative=relative)
+
+            expected = sample_clipped_exponential_rows(on_host, candidates, low, high, 20.0,
+                                                       [make_rng(i) for i in range(32)], relative=relative)
+            device = clipped(tensor)
+            assert isinstance(device, np.ndarray) and (device == expected).all()
+            with monkeypatch.context() as host_only:
+                host_only.setattr(sampling, "on_accelerator", lambda logits: False)
+                assert (clipped(tensor) == expected).all() and (clipped(on_host) == expected).all()
+
+        def plain(logits):
+            return sample_exponential_mechanism_logits(logits, candidates, 2.0 / 0.7, [make_rng(i) for i in range(32)])
+
+        expected = sample_exponential_mechanism_rows(on_host[:, candidates], 2.0 / 0.7,
+                                                     [make_rng(i) for i in range(32)])
+        assert (plain(tensor) == expected).all() and (plain(on_host) == expected).all()
+    # power: other generators give other tokens
+    other = sample_exponential_mechanism_logits(on_host, candidates, 2.0 / 0.7, [make_rng(i + 1) for i in range(32)])
+    assert (other != expected).any()
+
+
+def test_child_generators_depend_on_their_place_in_the_parents_stream() -> None:
+    from textveil.mechanisms.sampling import child_generator
+
+    parent = make_rng(4)
+    first, second = child_generator(parent), child_generator(parent)
+    again = make_rng(4)
+    assert child_generator(again).random() == first.random() and child_generator(again).random() == second.random()
+    assert first.random() != second.random()

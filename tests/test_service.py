@@ -15,13 +15,14 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the service needs fastapi (pip install -e .)")
 
+from conftest import wait_until  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
 from textveil.errors import InvalidParameterError  # noqa: E402
 from textveil.mechanisms.earth_movers import EarthMoversPrivacy  # noqa: E402
 from textveil.privacy.ledger import BudgetLedger  # noqa: E402
 from textveil.service import ServiceSettings, create_app, is_loopback, run_service  # noqa: E402
-from textveil.service.engine import text_digest  # noqa: E402
+from textveil.service.release_service import text_digest  # noqa: E402
 from textveil.service.server import check_bind  # noqa: E402
 
 TOKEN = "t0ken-for-tests-0123456789abcdef"
@@ -88,8 +89,8 @@ def test_requests_never_share_random_state(client):
     assert first == again
     unseeded = {sanitize(client, epsilon=2).json()["releases"][0]["text"] for _ in range(4)}
     assert len(unseeded) > 1, "unseeded releases at epsilon 2 differ"
-    engine = client.app.state.engine
-    assert len(engine._mechanisms) == 1, "one cached mechanism for one (name, parameters), whatever the seed"
+    service = client.app.state.service
+    assert len(service._mechanisms) == 1, "one cached mechanism for one (name, parameters), whatever the seed"
 
 
 def test_sanitising_runs_in_a_worker_thread(client, monkeypatch):
@@ -434,16 +435,16 @@ def test_no_cors_unless_origins_are_configured(toy_word_embeddings):
 
 
 def test_releases_at_once_share_the_cpus_out(toy_word_embeddings):
-    from textveil.embeddings.neighbours import usable_cpus
+    from textveil.machine import usable_cpus
 
-    assert make_client(toy_word_embeddings).app.state.engine.slots.limit == usable_cpus()  # one per CPU
-    assert make_client(toy_word_embeddings).app.state.engine.decode_threads == 1
-    assert make_client(toy_word_embeddings, concurrency=1).app.state.engine.decode_threads == usable_cpus()
+    assert make_client(toy_word_embeddings).app.state.service.slots.limit == usable_cpus()  # one per CPU
+    assert make_client(toy_word_embeddings).app.state.service.decode_threads == 1
+    assert make_client(toy_word_embeddings, concurrency=1).app.state.service.decode_threads == usable_cpus()
 
 
 def test_a_full_service_answers_503_with_retry_after(toy_word_embeddings):
     client = make_client(toy_word_embeddings, concurrency=1, queue_seconds=0.05)
-    slots = client.app.state.engine.slots
+    slots = client.app.state.service.slots
     assert asyncio.run(slots.acquire(timeout=0))  # a release in flight
     try:
         response = sanitize(client)
@@ -466,10 +467,7 @@ def test_a_slow_release_times_out_with_504_and_spends_nothing(toy_word_embedding
     with TestClient(app) as client:
         response = sanitize(client, subject="ann")
         assert response.status_code == 504 and "time limit" in one_line(response)
-        deadline = time.monotonic() + 10
-        while app.state.engine.slots.busy and time.monotonic() < deadline:  # the abandoned work ends
-            time.sleep(0.05)
-        assert app.state.engine.slots.busy == 0
+        wait_until(lambda: not app.state.service.slots.busy, "the abandoned release")  # its slot is given back
     assert BudgetLedger(ledger_path).spends() == []
 
 
@@ -576,9 +574,9 @@ def test_paraphrase_is_offered_and_released_with_the_served_language_model(toy_w
     answer = plain.post("/v1/sanitize", json={"texts": texts, "mechanism": "restyle",
                                               "parameters": {"max_new_tokens": 4}})
     assert answer.status_code == 200 and answer.json()["releases"][0]["guarantee"]["kind"] == "none"
-    engine = plain.app.state.engine
-    assert len(engine._mechanisms) == 3 and len(engine._language_models) == 1
-    assert len({id(mechanism.language_model) for mechanism in engine._mechanisms.values()}) == 1
+    service = plain.app.state.service
+    assert len(service._mechanisms) == 3 and len(service._language_models) == 1
+    assert len({id(mechanism.language_model) for mechanism in service._mechanisms.values()}) == 1
 
 
 def test_the_offered_language_models_are_loaded_and_warmed_at_start_up(toy_word_embeddings, tiny_lm_folder,
@@ -587,14 +585,14 @@ def test_the_offered_language_models_are_loaded_and_warmed_at_start_up(toy_word_
     text (engine, template cache, output vocabulary built); /healthz names the ready ones, and a
     first request loads nothing."""
     served = make_client(toy_word_embeddings, models=(tiny_lm_folder,))
-    engine = served.app.state.engine
+    service = served.app.state.service
     assert served.get("/healthz").json()["language_models_ready"] == []
-    monkeypatch.setattr(engine, "offered_language_models", lambda: {tiny_lm_folder.name: str(tiny_lm_folder)})
-    assert engine.load_language_models() == [tiny_lm_folder.name]
+    monkeypatch.setattr(service, "offered_language_models", lambda: {tiny_lm_folder.name: str(tiny_lm_folder)})
+    assert service.load_language_models() == [tiny_lm_folder.name]
     assert served.get("/healthz").json()["language_models_ready"] == [tiny_lm_folder.name]
-    loaded, built = dict(engine._language_models), len(engine._mechanisms)
+    loaded, built = dict(service._language_models), len(service._mechanisms)
     assert len(loaded) == 1 and built == 1
     answer = served.post("/v1/sanitize", json={"texts": ["The market rallied."], "mechanism": "paraphrase",
                                                "parameters": {"epsilon": 2, "max_new_tokens": 4}})
     assert answer.status_code == 200, answer.text
-    assert engine._language_models == loaded  # the request found the model loaded
+    assert service._language_models == loaded  # the request found the model loaded

@@ -121,20 +121,20 @@ def test_pseudonyms_hold_for_the_life_of_the_service_and_the_key_never_shows(toy
         assert KEY not in response.text and KEY[:12] not in response.text
     assert first.json()["entity_stage"]["options"]["key"].startswith("<secret sha256:")  # its digest only
     assert KEY not in caplog.text and KEY[:12] not in caplog.text
-    assert KEY not in repr(client.app.state.settings) and KEY not in repr(client.app.state.engine.__dict__)
+    assert KEY not in repr(client.app.state.settings) and KEY not in repr(client.app.state.service.__dict__)
 
 
 @needs_stage
 def test_one_stage_per_options_shared_by_requests(client):
-    engine = client.app.state.engine
+    service = client.app.state.service
     for _ in range(2):
         release(client)
         release(client, mechanism="emp", parameters={"epsilon": 10})
     release(client, entities={"operator": "off"})
-    operators = sorted(json.loads(key)["operator"] for key in engine._stages)
+    operators = sorted(json.loads(key)["operator"] for key in service._stages)
     assert operators == ["off", "placeholder"], "one stage per distinct options"
-    placeholder = next(stage for key, stage in engine._stages.items() if '"placeholder"' in key)
-    assert {id(m.stage) for m in engine._mechanisms.values() if hasattr(m, "stage")} == {id(placeholder)}
+    placeholder = next(stage for key, stage in service._stages.items() if '"placeholder"' in key)
+    assert {id(m.stage) for m in service._mechanisms.values() if hasattr(m, "stage")} == {id(placeholder)}
     assert len(placeholder._memo) == 1, "the stage screened the text once, for both mechanisms"
 
 

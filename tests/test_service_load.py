@@ -6,11 +6,12 @@ the ledger's totals equal to the accepted spends, exactly; some requests are ref
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from conftest import run_guarded
 
 pytest.importorskip("fastapi", reason="the service needs fastapi and uvicorn: pip install -e .")
 pytest.importorskip("uvicorn", reason="the service needs fastapi and uvicorn: pip install -e .")
@@ -19,9 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_books_stay_exact_through_kills_and_shared_ledgers(vectors):
-    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "speed" / "load_service.py"), "--requests", "120",
-                          "--clients", "6", "--words", "12", "--embeddings", str(vectors)],
-                         capture_output=True, text=True, timeout=500, cwd=ROOT)
+    run = run_guarded([sys.executable, str(ROOT / "benchmarks" / "speed" / "load_service.py"), "--requests", "120",
+                       "--clients", "6", "--words", "12", "--embeddings", str(vectors)], "the load test",
+                      capture_output=True, text=True, cwd=ROOT)
     assert run.returncode == 0, run.stderr[-3000:]
     phases = {p["phase"]: p for p in json.loads(run.stdout)["phases"]}
     assert set(phases) == {"steady", "killed", "shared"}

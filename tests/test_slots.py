@@ -9,6 +9,7 @@ import threading
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from conftest import HANG_GUARD_S  # a waiter's timeout only stops a hang: no test here is decided by time
 from textveil.service.slots import Slots
 
 
@@ -16,7 +17,7 @@ async def one_held_and_one_waiting() -> tuple[Slots, asyncio.Future]:
     """A gate of one slot, held, with one request queued behind it."""
     slots = Slots(1)
     assert await slots.acquire(1)
-    waiter = asyncio.ensure_future(slots.acquire(5))
+    waiter = asyncio.ensure_future(slots.acquire(HANG_GUARD_S))
     await asyncio.sleep(0)
     return slots, waiter
 
@@ -28,7 +29,7 @@ def test_waiters_get_slots_in_the_order_they_asked():
         granted: list[int] = []
 
         async def request(number: int) -> None:
-            assert await slots.acquire(5)
+            assert await slots.acquire(HANG_GUARD_S)
             granted.append(number)
 
         tasks = []
@@ -73,8 +74,8 @@ def test_a_cancelled_waiter_passes_on_a_slot_granted_to_it():
     async def scenario():
         slots = Slots(1)
         assert await slots.acquire(1)
-        first = asyncio.ensure_future(slots.acquire(5))
-        second = asyncio.ensure_future(slots.acquire(5))
+        first = asyncio.ensure_future(slots.acquire(HANG_GUARD_S))
+        second = asyncio.ensure_future(slots.acquire(HANG_GUARD_S))
         await asyncio.sleep(0)
         slots.release()  # granted to ``first``; it goes away before it wakes
         first.cancel()
@@ -92,7 +93,7 @@ def test_a_release_from_a_worker_thread_wakes_the_waiter_on_its_loop():
         worker = threading.Thread(target=slots.release)
         worker.start()
         worker.join()
-        return await asyncio.wait_for(waiter, 2), slots.busy
+        return await asyncio.wait_for(waiter, HANG_GUARD_S), slots.busy
 
     assert asyncio.run(scenario()) == (True, 1)
 
@@ -113,7 +114,7 @@ def test_never_more_than_the_limit_and_every_slot_comes_back(limit, requests):
         order: list[int] = []
 
         async def request(number: int, work: float, fate: str) -> None:
-            if not await slots.acquire(5):
+            if not await slots.acquire(HANG_GUARD_S):
                 return
             order.append(number)
             holding[0] += 1

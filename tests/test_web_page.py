@@ -13,12 +13,11 @@ import os
 import shutil
 import socket
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import CHROMIUM_MISSING, REPO_ROOT, find_chromium
+from conftest import CHROMIUM_MISSING, REPO_ROOT, find_chromium, wait_until
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
 uvicorn = pytest.importorskip("uvicorn", reason="uvicorn is not installed (pip install -e .)")
@@ -49,11 +48,8 @@ def server(toy_word_embeddings, tmp_path_factory):
     instance = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False))
     thread = threading.Thread(target=instance.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
-    while not instance.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            pytest.fail("the uvicorn server did not start in 20 s")
-        time.sleep(0.05)
+    wait_until(lambda: instance.started or not thread.is_alive(), "the uvicorn server's start")
+    assert instance.started, "the uvicorn server stopped before it started"
     yield f"http://127.0.0.1:{port}"
     instance.should_exit = True
     thread.join(10)
@@ -71,14 +67,14 @@ def page(browser, server):
     errors: list[str] = []
     opened.on("pageerror", lambda error: errors.append(str(error)))
     opened.goto(server + "/")
-    opened.wait_for_selector("body[data-ready=true]", timeout=20000)
+    opened.wait_for_selector("body[data-ready=true]")
     yield opened
     context.close()
     assert not errors, f"the page raised: {errors}"
 
 
 def test_the_page_releases_text_with_the_changed_words_highlighted(page, tmp_path):
-    page.wait_for_selector("#curve path.unchanged", timeout=20000)  # the calibration curve beside the slider
+    page.wait_for_selector("#curve path.unchanged")  # the calibration curve beside the slider
     assert page.is_visible("#ledger-fields")  # the service keeps a ledger: the page asks for a subject
     page.fill("#text", TEXT)
     page.fill("#subject", "author-1")
@@ -91,7 +87,7 @@ def test_the_page_releases_text_with_the_changed_words_highlighted(page, tmp_pat
         page.click("#release")
     assert answered.value.request.post_data_json["entities"] == {"operator": "off"}
     response = answered.value.json()
-    page.wait_for_selector("#released mark", timeout=20000)
+    page.wait_for_selector("#released mark")
     changed = response["releases"][0]["changed"]
     marks = page.locator("#released mark")
     assert marks.count() == len(changed) > 0
@@ -119,7 +115,7 @@ def test_the_page_highlights_the_replaced_entities_in_the_original(page):
     replaced entity at the response's offsets, its title naming the type and the replacement,
     and the stage's summary line sits beside the guarantee."""
     text = "Hi, I am Margaret Okafor from Portland."
-    page.wait_for_selector("#curve path.unchanged", timeout=20000)
+    page.wait_for_selector("#curve path.unchanged")
     assert page.input_value("#entities") == "placeholder"  # on by default
     page.fill("#text", text)
     page.fill("#subject", "author-4")
@@ -128,7 +124,7 @@ def test_the_page_highlights_the_replaced_entities_in_the_original(page):
     response = answered.value.json()
     entities = response["releases"][0]["entities"]
     assert {e["type"] for e in entities} >= {"PERSON", "LOCATION"}
-    page.wait_for_selector("#original mark.entity", timeout=20000)
+    page.wait_for_selector("#original mark.entity")
     marks = page.locator("#original mark.entity")
     assert marks.count() == len(entities)
     assert marks.all_inner_texts() == [text[e["start"]:e["end"]] for e in entities]
@@ -143,12 +139,11 @@ def test_the_page_highlights_the_replaced_entities_in_the_original(page):
 
 
 def test_the_page_draws_syntfs_curve_measured_from_its_releases(page):
-    page.wait_for_selector("#curve path.unchanged", timeout=20000)  # emp's first
+    page.wait_for_selector("#curve path.unchanged")  # emp's first
     with page.expect_response(lambda r: r.url.endswith("/v1/calibrate")) as answered:
         page.select_option("#mechanism", "syntf")
     assert answered.value.json()["mechanism"] == "syntf"
-    page.wait_for_function("document.querySelector('#curve-caption').textContent.includes('taken from its text')",
-                           timeout=20000)
+    page.wait_for_function("document.querySelector('#curve-caption').textContent.includes('taken from its text')")
     assert page.locator("#curve path.substitutes").count() == 1
     page.locator("#slider").fill("20")
     reading = page.inner_text("#reading")
@@ -161,7 +156,7 @@ def test_the_page_releases_an_uploaded_jsonl_file(page):
                                           "buffer": records}])
     page.fill("#subject", "author-2")
     page.click("#release")
-    page.wait_for_selector("#document-picker:not([hidden])", timeout=20000)
+    page.wait_for_selector("#document-picker:not([hidden])")
     assert page.locator("#document option").count() == 2
     assert page.inner_text("#original") == "Oil prices fell and the dollar rose."
     page.select_option("#document", "1")
@@ -172,7 +167,7 @@ def test_the_page_shows_a_bad_input_in_one_line(page):
     page.fill("#text", "   ")
     page.fill("#subject", "author-3")
     page.click("#release")
-    page.wait_for_selector("#status.error", timeout=20000)
+    page.wait_for_selector("#status.error")
     assert "texts[0] is empty" in page.inner_text("#status")
 
 

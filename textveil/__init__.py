@@ -1,12 +1,14 @@
 """textveil: release text with a formal guarantee against authorship re-identification.
 
->>> import textveil  # doctest: +SKIP
->>> textveil.mechanism("emp", epsilon=20, seed=7).sanitize("Margaret Okafor's market in Portland rallied.").text  # doctest: +SKIP
-'< Person > market in < location > rallied.'
+>>> import textveil
+>>> textveil.mechanism("emp", epsilon=20, seed=7).sanitize("Margaret Okafor's market in Portland rallied.").text
+'FCA market in <LOCATION> rallied.'
 
 ``textveil.mechanism`` puts the entity stage (names, places and contact details out, Presidio)
 before the mechanism, as every command does; the classes themselves (``EarthMoversPrivacy``...)
-are the mechanisms alone.
+are the mechanisms alone. Here the stage wrote ``<PERSON> market in <LOCATION> rallied.``, and
+emp then released each token within its guarantee: at epsilon 20 the placeholder ``<PERSON>``
+came out as another word of the vocabulary.
 """
 
 from typing import Any

@@ -10,8 +10,8 @@ a face or a job never reaches into the harness to release text.
 Why here, at the top of the package beside :mod:`textveil.registry`: building reads the
 mechanism registry (:mod:`textveil.mechanisms.registry`) and loads trained mechanisms
 (:mod:`textveil.mechanisms.base`), and puts the entity stage before the mechanism
-(:func:`textveil.pii.screened.screened`). Mechanisms never import :mod:`textveil.pii` (the
-entity stage imports the mechanisms' face, and ``Screened`` joins them), so the builder cannot
+(:func:`textveil.pii.staged.with_entity_stage`). Mechanisms never import :mod:`textveil.pii` (the
+entity stage imports the mechanisms' face, and ``StagedMechanism`` joins them), so the builder cannot
 live in ``mechanisms/``; nor in ``pii/``, which knows nothing of the registry or of models. It
 sits above both and below ``evaluation/``, ``release/``, ``service/`` and ``cli/``, which all
 import it; it imports none of them. :mod:`textveil.pii` is imported when a mechanism is built,
@@ -121,9 +121,9 @@ def build_mechanism(mechanism: str, options: dict[str, Any], embeddings: Any, *,
     :class:`~textveil.pii.EntityStage`) puts the entity stage before it; every face passes the
     user's choice (placeholders unless told otherwise), so it is a required keyword.
     """
-    from textveil.pii.screened import screened
+    from textveil.pii.staged import with_entity_stage
 
-    return screened(_bare_mechanism(mechanism, options, embeddings, model=model, **parameters), entities)
+    return with_entity_stage(_bare_mechanism(mechanism, options, embeddings, model=model, **parameters), entities)
 
 
 def _bare_mechanism(mechanism: str, options: dict[str, Any], embeddings: Any, *, model: str | Path | None = None,

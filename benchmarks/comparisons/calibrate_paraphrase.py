@@ -2,7 +2,7 @@
 
 The texts are public-domain openings and the bundled example, never a corpus to be released; the
 model paraphrases them by plain sampling at temperature 1, and at every step the gaps between the
-largest logit and the others are recorded (:func:`textveil.mechanisms.paraphrase.calibrate_width`).
+largest logit and the others are recorded (:func:`textveil.evaluation.width_calibration.calibrate_width`).
 w is the smallest width whose floor holds at most ``--mass`` of the model's own probability at the
 median step; b2 is the median of the steps' largest logits. Writes one JSON object::
 
@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
-    from textveil.mechanisms.paraphrase import calibrate_width
+    from textveil.evaluation.width_calibration import calibrate_width
     from textveil.models.language_model import load_language_model
 
     sample = Path(__file__).resolve().parents[2] / "examples" / "sample.txt"

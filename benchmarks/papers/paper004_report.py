@@ -27,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from textveil.corpus.writing import atomic_write_bytes, atomic_write_text  # noqa: E402
+from textveil.atomic_files import atomic_write_bytes, atomic_write_text  # noqa: E402
 from textveil.evaluation.trainings import TRAINING_KEYS  # noqa: E402
 
 MODELS = {"elman": "Elman RNN", "gru": "GRU", "delta": "Delta-RNN"}

@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from textveil.atomic_files import atomic_write_text  # noqa: E402
 from textveil.corpus.labelled import read_labelled_corpus, split_first_k  # noqa: E402
-from textveil.corpus.writing import atomic_write_text  # noqa: E402
 from textveil.mechanisms.synthesis import NeuralSynthesis, validation_split  # noqa: E402
 
 KNOWN_PER_USER = 70

@@ -329,7 +329,7 @@ def _power_cell(row: dict[str, Any]) -> tuple[str, str]:
 
 
 def write_summary(out: Path, rows: dict[str, dict[str, Any]], run: dict[str, Any]) -> None:
-    from textveil.corpus.writing import atomic_write_text
+    from textveil.atomic_files import atomic_write_text
     from textveil.evaluation.audit_pairs import LANGUAGE_MODEL_TRIALS
 
     ordered = [rows[c.slug] for c in CONFIGS if c.slug in rows]

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from textveil.corpus.writing import atomic_write_text
+from textveil.atomic_files import atomic_write_text
 from textveil.pii import EntityOptions, EntityStage
 from textveil.pii.detector import use_rules
 from textveil.pii.recall import LabelledSentence, generated_sentences, labelled_file, score

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from textveil.corpus.writing import atomic_write_text
+from textveil.atomic_files import atomic_write_text
 
 RESULTS = Path(__file__).resolve().parents[2] / "docs" / "results"
 SOURCES = {

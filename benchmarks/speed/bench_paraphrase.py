@@ -69,7 +69,7 @@ def run_generate(mechanism, texts: list[str], batch: int) -> tuple[float, int]:
     import torch
     from transformers import LogitsProcessor, LogitsProcessorList
 
-    from textveil.mechanisms.paraphrase import line_break_tokens
+    from textveil.mechanisms.unit_plan import line_break_tokens
     from textveil.models.lm_decoding import length_buckets
 
     lm = mechanism._lm()
@@ -78,10 +78,8 @@ def run_generate(mechanism, texts: list[str], batch: int) -> tuple[float, int]:
 
     class SameDistribution(LogitsProcessor):
         def __call__(self, input_ids, scores):
-            chosen = scores[:, candidates]
-            relative = torch.clamp(chosen - chosen.max(dim=1, keepdim=True).values, min=-mechanism.width, max=0.0)
             out = torch.full_like(scores, float("-inf"))
-            out[:, candidates] = relative * scale
+            out[:, candidates] = mechanism.scores(scores[:, candidates]) * scale  # the mechanism's own score
             return out
 
     # the mechanism's own units (the bench releases with context=none, so each is a prompt of its own)

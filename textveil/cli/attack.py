@@ -14,25 +14,24 @@ from rich.table import Table
 
 from textveil.attacks.registry import DEFAULT_ATTACKS
 from textveil.cli.pivot import attack_frequency
-from textveil.cli.support import (
+from textveil.cli.console import stderr
+from textveil.cli.entity_options import with_entity_options
+from textveil.cli.options import (
+    Decoder,
     FIRST_LABELS,
+    given_options,
     KNOWN_PER_LABEL,
+    language_model_option,
+    load_cli_embeddings,
+    mechanism_of,
+    OutputFormat,
+    require_parameters,
     SPLIT,
     TEXTS_PER_LABEL,
     TOPIC_FIELD,
     TOPICS,
-    Decoder,
-    OutputFormat,
-    given_options,
-    language_model_option,
-    load_cli_embeddings,
-    mechanism_of,
-    progress_bar,
-    texts_progress,
-    require_parameters,
-    stderr,
-    with_entity_options,
 )
+from textveil.cli.progress import progress_bar, texts_progress
 from textveil.errors import InputError, InvalidParameterError
 
 attack_app = typer.Typer(help="Attack texts or releases: authorship (the options below), or 'frequency' on a PIVOT "
@@ -114,15 +113,15 @@ def attack(
 
         table = load_cli_embeddings(embeddings, vocab_size)
         cache = ReleaseCache(cache_root() / "releases")  # only a seeded release is stored
-        engine = build_mechanism(release_known_with, parameters, table, entities=entity_stage, seed=release_seed)
+        built = build_mechanism(release_known_with, parameters, table, entities=entity_stage, seed=release_seed)
         with progress_bar() as progress:
             task = progress.add_task(f"releasing the known texts with {release_known_with}", total=len(known_corpus))
-            known_texts = release_corpus(engine, known_corpus, cache,
+            known_texts = release_corpus(built, known_corpus, cache,
                                          progress=lambda done: progress.advance(task, done)).texts
-        known_release = {"mechanism": release_known_with, "parameters": engine.public_params(), "seed": release_seed,
+        known_release = {"mechanism": release_known_with, "parameters": built.public_params(), "seed": release_seed,
                          "embeddings": table.name, "cached": cache.hits > 0}
         stderr.print(f"known texts released with {release_known_with} "
-                      + ", ".join(f"{k}={v}" for k, v in engine.public_params().items() if k != "seed")
+                      + ", ".join(f"{k}={v}" for k, v in built.public_params().items() if k != "seed")
                       + f", seed {release_seed}"
                       + (" (read from the release cache)" if cache.hits else ""))
     with stderr.status(f"fitting {attack_name} on {len(known_corpus):,} known texts and ranking {len(unknown_corpus):,}"):

@@ -18,17 +18,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from textveil.cli.support import (
-    Layout,
-    OutputFormat,
+from textveil.cli.console import stderr
+from textveil.cli.options import (
     given_options,
     language_model_option,
+    Layout,
     load_cli_embeddings,
     mechanism_of,
-    progress_bar,
+    OutputFormat,
     require_parameters,
-    stderr,
 )
+from textveil.cli.progress import progress_bar
 from textveil.errors import InputError
 
 
@@ -79,20 +79,20 @@ def audit(
     texts = _corpus_texts(corpus, text_field) if corpus is not None else None
     kind = MECHANISMS.entry(name).guarantee
     table = None
-    if kind in ("metric", "dp") and "embeddings" in getattr(MECHANISMS.load(name), "resources", ()):
+    if kind in ("metric", "dp") and "embeddings" in MECHANISMS.load(name).resources:
         table = load_cli_embeddings(embeddings, vocab_size)
     # The audit tests the mechanism's own claim, which holds for the text after any entity stage:
     # the stage (best-effort detection, no epsilon) is not part of what is audited.
     from textveil.pii.stage import EntityOptions
 
-    engine = build_mechanism(name, options, table, entities=EntityOptions(operator="off"), model=model)
-    cases = audit_cases(engine, user_pairs) if kind in ("metric", "dp") else []
+    built = build_mechanism(name, options, table, entities=EntityOptions(operator="off"), model=model)
+    cases = audit_cases(built, user_pairs) if kind in ("metric", "dp") else []
     if kinds is not None and cases:
         cases = _only_kinds(cases, kinds)
     with progress_bar() as progress:
         total = releases_needed(cases, trials) if cases else None
         task = progress.add_task(f"auditing {name}", total=total)
-        result = run_audit(engine, cases, trials=trials, confidence=confidence, seed=seed,
+        result = run_audit(built, cases, trials=trials, confidence=confidence, seed=seed,
                            progress=lambda done: progress.advance(task, done), corpus=texts)
     data = result.to_dict()
     if report is not None:

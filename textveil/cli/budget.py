@@ -18,7 +18,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from textveil.cli.support import OutputFormat, stderr
+from textveil.cli.console import stderr
+from textveil.cli.options import OutputFormat
 from textveil.errors import InputError, InvalidParameterError
 
 budget_app = typer.Typer(help="The privacy budget ledger: caps, what was spent, an export.", no_args_is_help=True)
@@ -125,7 +126,7 @@ def export(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write here (default: standard output)."),
 ) -> None:
     """Every spend, in the order recorded (for audits and accounts)."""
-    from textveil.corpus.writing import atomic_write_text
+    from textveil.atomic_files import atomic_write_text
 
     spends = _existing(ledger).spends()
     if fmt is ExportFormat.jsonl:

@@ -15,30 +15,29 @@ from typing import Optional
 
 import typer
 
-from textveil.cli.support import (
+from textveil.cli.console import stderr
+from textveil.cli.entity_options import with_entity_options
+from textveil.cli.options import (
     FIRST_LABELS,
     KNOWN_PER_LABEL,
+    language_model_option,
+    require_parameters,
     SPLIT,
     TEXTS_PER_LABEL,
     TOPIC_FIELD,
     TOPICS,
-    with_entity_options,
-    language_model_option,
-    progress_bar,
-    texts_progress,
-    require_parameters,
-    stderr,
 )
+from textveil.cli.progress import progress_bar, texts_progress
 from textveil.errors import InputError, InvalidParameterError
 
 
 def _mechanism_specs(mechanisms: list[str], settings: list[str]) -> list:
     """The ``--mechanism`` specs with their ``--set MECHANISM.NAME=VALUE`` options, each checked."""
     from textveil.building import check_model_path
-    from textveil.evaluation.comparison import parse_mechanism_spec
+    from textveil.evaluation.comparison import parse_compared_mechanism
     from textveil.mechanisms.registry import MECHANISMS
 
-    specs = [parse_mechanism_spec(text) for text in mechanisms]
+    specs = [parse_compared_mechanism(text) for text in mechanisms]
     by_name: dict[str, list] = {}
     for spec in specs:
         by_name.setdefault(spec.name, []).append(spec)

@@ -7,7 +7,8 @@ from typing import Optional
 
 import typer
 
-from textveil.cli.support import load_cli_embeddings, stderr
+from textveil.cli.console import stderr
+from textveil.cli.options import load_cli_embeddings
 from textveil.errors import InvalidParameterError
 
 embeddings_app = typer.Typer(help="Build and inspect word embeddings.", no_args_is_help=True)

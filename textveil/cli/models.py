@@ -14,13 +14,10 @@ from typing import Optional
 import typer
 from rich.progress import TextColumn
 
-from textveil.cli.support import (
-    with_entity_options,
-    given_options,
-    load_cli_embeddings,
-    progress_bar,
-    stderr,
-)
+from textveil.cli.console import stderr
+from textveil.cli.entity_options import with_entity_options
+from textveil.cli.options import given_options, load_cli_embeddings
+from textveil.cli.progress import progress_bar
 from textveil.cli.synthesis import read_user_texts
 from textveil.errors import InputError, InvalidParameterError
 
@@ -57,7 +54,7 @@ def train(
     from textveil.corpus.reading import expand_inputs, read_documents
     from textveil.mechanisms.base import MANIFEST, Mechanism
     from textveil.mechanisms.registry import MECHANISMS
-    from textveil.pii.screened import record_training_stage, screen_corpus
+    from textveil.pii.staged import corpus_through_stage, record_training_stage
     from textveil.pii.stage import EntityStage, stage_summary
 
     entry = MECHANISMS.entry(mechanism)
@@ -83,7 +80,7 @@ def train(
         raise InputError(f"--out '{out}' already holds a trained model; give another folder (nothing was overwritten)")
     if out.exists() and not out.is_dir():
         raise InputError(f"--out '{out}' is a file; give a folder for the model")
-    neural = hasattr(cls, "train")
+    neural = cls.trains_network
     if continue_from is not None:
         _copy_checkpoint(continue_from, out, neural=neural)
     users: list[str] | None = None
@@ -99,24 +96,24 @@ def train(
         dev = [d.text for d in read_documents(expand_inputs([str(dev_corpus)]), text_field, encoding)] if dev_corpus else []
     stage = EntityStage(entity_stage)
     with stderr.status("replacing names, places and contact details in the training texts"):
-        texts, replaced = screen_corpus(stage, texts)
-        dev = screen_corpus(stage, dev)[0]
+        texts, replaced = corpus_through_stage(stage, texts)
+        dev = corpus_through_stage(stage, dev)[0]
     shared = {"embeddings": load_cli_embeddings(embeddings, None)} if "embeddings" in cls.resources else {}
-    engine = MECHANISMS.make(mechanism, shared=shared, **options, seed=seed, **({"device": device} if neural else {}))
-    record_training_stage(engine, stage)
+    built = MECHANISMS.make(mechanism, shared=shared, **options, seed=seed, **({"device": device} if neural else {}))
+    record_training_stage(built, stage)
     if neural:
         with progress_bar(TextColumn("loss {task.fields[loss]}")) as progress:
             task = progress.add_task(f"training {mechanism}", total=None, loss="-")
             # A mechanism that models its writers is trained on each text's user, and validated likewise.
             data = (texts, users, dev, dev_users) if users is not None else (texts, dev)
-            engine.train(*data, folder=out,
+            built.train(*data, folder=out,
                          progress=lambda done, total, loss: progress.update(task, completed=done, total=total,
                                                                            loss=f"{loss:.3f}"),
                          log=lambda message: progress.console.print(message))
     else:
         with stderr.status(f"fitting {mechanism} on {len(texts):,} texts"):
-            engine.fit(texts, users)
-    engine.save(out)
+            built.fit(texts, users)
+    built.save(out)
     stderr.print(stage_summary(stage.options.public(), replaced), markup=False)
     how = (f"release with '{cls.release_command.replace('DIR', str(out))}'" if cls.release_command
            else f"sanitize with --mechanism {mechanism} --model {out}")
@@ -126,7 +123,7 @@ def train(
 
 def _copy_checkpoint(source: Path, out: Path, *, neural: bool) -> None:
     """Put ``source``'s training checkpoint into ``out``, where training resumes from it."""
-    from textveil.corpus.writing import atomic_write_bytes
+    from textveil.atomic_files import atomic_write_bytes
     from textveil.mechanisms.base import CHECKPOINT
 
     if not neural:
@@ -154,7 +151,7 @@ def split(
 ) -> None:
     """Split each author's texts, in order, into parts (train/dev/evaluation) written as JSONL."""
     from textveil.corpus.labelled import read_labelled_corpus, split_by_fractions
-    from textveil.corpus.writing import atomic_write_text
+    from textveil.atomic_files import atomic_write_text
 
     try:
         shares = [float(x) for x in fractions.split(",") if x.strip()]

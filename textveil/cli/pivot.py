@@ -15,12 +15,9 @@ from typing import Optional
 
 import typer
 
-from textveil.cli.support import (
-    with_entity_options,
-    progress_bar,
-    stderr,
-    warn_copied_fields,
-)
+from textveil.cli.console import stderr, warn_copied_fields
+from textveil.cli.entity_options import with_entity_options
+from textveil.cli.progress import progress_bar
 from textveil.errors import InputError
 
 pivot_app = typer.Typer(help="PIVOT (paper 003): one-to-many word mapping against frequency analysis, with a key "
@@ -29,7 +26,8 @@ pivot_app = typer.Typer(help="PIVOT (paper 003): one-to-many word mapping agains
 
 def _write_texts(documents, releases, targets, text_field: str, encoding: str) -> None:
     """Each input file's texts in its own shape; a plain text file ends with a line break."""
-    from textveil.corpus.writing import atomic_write_text, render_releases
+    from textveil.atomic_files import atomic_write_text
+    from textveil.corpus.writing import render_releases
 
     for source, text in render_releases(documents, releases, "text", text_field).items():
         atomic_write_text(targets[source], text if text.endswith("\n") or source.fmt != "text" else text + "\n",
@@ -85,10 +83,11 @@ def encode(
     from textveil.corpus.outputs import plan_output_paths
     from textveil.corpus.reading import expand_inputs, read_documents
     from textveil.mechanisms.pivot import Pivot
-    from textveil.pii.screened import screen_corpus
+    from textveil.release.summary import summarise
+    from textveil.pii.staged import corpus_through_stage
     from textveil.pii.stage import EntityStage, stage_summary
 
-    engine = Pivot(l=l, part_size=part_size, seed=seed)  # bad l or part size: one line, before any reading
+    pivot = Pivot(l=l, part_size=part_size, seed=seed)  # bad l or part size: one line, before any reading
     stage = EntityStage(entity_stage)
     files = expand_inputs(inputs, input_format)
     single_target = len(files) == 1 and Path(inputs[0]).is_file()
@@ -96,24 +95,23 @@ def encode(
     check_key_path(key, list(targets.values()), out, inputs, force)
     documents = read_documents(files, text_field, encoding)
     with stderr.status("replacing names, places and contact details"):
-        texts, replaced = screen_corpus(stage, [d.text for d in documents])
+        texts, replaced = corpus_through_stage(stage, [d.text for d in documents])
     with progress_bar() as progress:
         task = progress.add_task("encoding", total=len(documents))
-        encoding_result = engine.encode(texts, progress=lambda done: progress.advance(task, done))
+        encoding_result = pivot.encode(texts, progress=lambda done: progress.advance(task, done))
     encoding_result.key.save(key, force=force)  # first: a release whose key was lost could never be mapped back
     _write_texts(documents, encoding_result.releases, targets, text_field, encoding)
     stderr.print(stage_summary(stage.options.public(), replaced), markup=False)
-    tokens = sum(r.guarantee.words_protected for r in encoding_result.releases)
+    summary = summarise(encoding_result.releases)
+    tokens = summary.total("words_protected")
     code_words = len(encoding_result.key.decoder)
     stderr.print(f"encoded {len(documents):,} text(s), {tokens:,} tokens, as {code_words:,} code words -> {out}; "
                  f"key {encoding_result.key} -> {key} (0600: keep it apart from the release)")
     stderr.print(f"guarantee: l-privacy with l = {l}: a frequency attacker who knows every word's count guesses a code "
                  f"word right with probability at most {encoding_result.success:.3f} (1/l = {1 / l:.3f}); in "
                  f"expectation it decodes {encoding_result.tokens_recoverable:.1%} of the tokens")
-    first = encoding_result.releases[0].guarantee if encoding_result.releases else None
-    if first is not None:
-        stderr.print("released unprotected: the number of tokens of each text; " + "; ".join(first.unprotected[1:]),
-                     style="bold yellow", markup=False)
+    if summary.documents:
+        stderr.print("released unprotected: " + "; ".join(summary.unprotected), style="bold yellow", markup=False)
     warn_copied_fields(documents, text_field)
 
 
@@ -152,7 +150,7 @@ def decode_vectors(
                                        "default: stdout)."),
 ) -> None:
     """Map vectors of code words back to words: each word's vector is the count-weighted mean of its code words'."""
-    from textveil.corpus.writing import atomic_write_text
+    from textveil.atomic_files import atomic_write_text
     from textveil.embeddings.readers import read_embeddings
     from textveil.mechanisms.pivot import PivotKey
 

@@ -17,17 +17,10 @@ from typing import Any, Optional
 
 import typer
 
-from textveil.cli.support import (
-    with_entity_options,
-    Layout,
-    given_options,
-    language_model_option,
-    mechanism_of,
-    progress_bar,
-    require_parameters,
-    stderr,
-    warn_copied_field_names,
-)
+from textveil.cli.console import print_lines, stderr, warn_copied_field_names
+from textveil.cli.entity_options import with_entity_options
+from textveil.cli.options import given_options, language_model_option, Layout, mechanism_of, require_parameters
+from textveil.cli.progress import progress_bar
 from textveil.errors import InputError, InvalidParameterError
 from textveil.release.job import DEFAULT_SHARD_SIZE
 
@@ -97,13 +90,9 @@ def release(
     checked = plan_budget(ledger, subject, subject_field, dataset, [])  # the options' one-line errors
     if checked is not None:
         budget = LedgerPlan(checked.ledger, dataset, subject, subject_field)
-    stage = entity_stage
-    if stage.operator == "pseudonym" and stage.key_file is None:
-        raise InputError("release with --entities pseudonym needs --pseudonym-key FILE: every worker must draw "
-                         "pseudonyms with the same key")
-    spec = MechanismSpec(name, options, embeddings if "embeddings" in getattr(cls, "resources", ()) else None,
+    spec = MechanismSpec(name, options, embeddings if "embeddings" in cls.resources else None,
                          vocab_size, None if model is None else str(model.resolve()),
-                         entities=stage.to_spec())
+                         entities=entity_stage.to_spec())  # pseudonyms without a key file: refused by the spec
     job = ReleaseJob(inputs, out, spec, text_field=text_field, encoding=encoding, input_format=input_format,
                      shard_size=shard_size, seed=seed, budget=budget)
     with progress_bar() as bar:
@@ -130,47 +119,14 @@ def release(
 
 
 def _report(manifest: dict[str, Any], out: Path) -> None:
-    """What was released and what the guarantee is, read from the manifest (as ``sanitize``
-    reports it from the releases' Guarantees)."""
-    from textveil.privacy.guarantee import KEEP_LAYOUT_WARNING
+    """What was released and what the guarantee is: the summary the manifest stores, rendered as
+    ``sanitize`` renders its releases' (:mod:`textveil.release.summary`)."""
+    from textveil.release.summary import ReleaseSummary
 
-    from textveil.pii.stage import stage_summary
-    from textveil.release.shards import ENTITY_STAT
-
-    totals, released, guarantee = manifest["totals"], manifest.get("released", {}), manifest["guarantee"]
-    replaced = {k[len(ENTITY_STAT):]: v for k, v in released.items() if k.startswith(ENTITY_STAT)}
-    stderr.print(stage_summary(manifest.get("fingerprint", {}).get("entities", {}), replaced), markup=False,
-                 highlight=False)
-    where = (f"released {totals['records']:,} records ({totals['words']:,} words) in {totals['shards']:,} "
-             f"{manifest['output']['format']} shard(s) -> {out} (manifest: {out / 'manifest.json'})")
-    limit = manifest.get("parameters", {}).get("max_new_tokens")
-    if guarantee.get("kind") == "none":  # nothing went through a privacy mechanism: no units to count
-        stderr.print(f"{where} with {manifest['mechanism']}", markup=False, highlight=False)
-    elif limit is not None:  # a rewriter: its tokens are drawn anew, none stands for an input token
-        stderr.print(f"{where}: each record rewritten by {manifest['mechanism']}, every output token drawn by the "
-                     f"mechanism (at most {limit} per record)", markup=False, highlight=False)
-    else:
-        stderr.print(
-            f"{where}: {released.get('protected', 0):,} {guarantee.get('unit', 'token')}s perturbed by "
-            f"{manifest['mechanism']} ({released.get('unchanged', 0):,} released as themselves), "
-            f"{released.get('passed_through', 0):,} passed through unchanged by policy, {released.get('dropped', 0):,} "
-            "dropped", markup=False, highlight=False)
-    if guarantee.get("kind") == "none":
-        stderr.print(f"guarantee: NONE: {manifest['mechanism']} gives no formal privacy guarantee; its risk is measured "
-                     "(textveil evaluate), not bounded", style="bold yellow", markup=False)
-    elif "kind_in_words" in guarantee:
-        per_unit = "" if guarantee["epsilon"] is None else f", epsilon={guarantee['epsilon']:g} per {guarantee['unit']}"
-        metric = f", metric: {guarantee['metric']}" if guarantee.get("metric") else ""
-        stderr.print(f"guarantee: {guarantee['kind_in_words']}{per_unit}, composing as {guarantee['composition']} over a "
-                     f"record{metric}", markup=False, highlight=False)
-    if guarantee.get("unprotected"):
-        stderr.print("released unprotected: " + "; ".join(guarantee["unprotected"]), markup=False, highlight=False)
-    for item, count in manifest.get("warnings", {}).items():
-        stderr.print(f"WARNING: {count:,} record(s): {item}", style="bold yellow", markup=False)
-    if guarantee.get("assumptions"):
-        stderr.print("assumes: " + "; ".join(guarantee["assumptions"]), markup=False, highlight=False)
-    if guarantee.get("layout") == "keep" and guarantee.get("kind") != "none":  # none: its own list says what it copies
-        stderr.print(f"{KEEP_LAYOUT_WARNING} (drop --layout keep to privatise them)", style="bold yellow", markup=False)
+    totals = manifest["totals"]
+    head = (f"released {totals['records']:,} records ({totals['words']:,} words) in {totals['shards']:,} "
+            f"{manifest['output']['format']} shard(s) -> {out} (manifest: {out / 'manifest.json'})")
+    print_lines(ReleaseSummary.from_dict(manifest["summary"]).lines(head, noun="record"))
     warn_copied_field_names(manifest.get("copied_fields", []))
 
 

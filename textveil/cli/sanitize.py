@@ -13,23 +13,21 @@ from rich.console import Console
 from rich.table import Table
 
 from textveil.cli.budget import plan_budget, report_budget
-from textveil.cli.support import (
-    Decoder,
-    Layout,
-    OovPolicy,
-    OutputFormat,
+from textveil.cli.console import print_lines, stderr, warn_copied_fields
+from textveil.cli.entity_options import with_entity_options
+from textveil.cli.options import (
     corpus_words,
+    Decoder,
     given_options,
     language_model_option,
+    Layout,
     load_cli_embeddings,
     mechanism_of,
-    progress_bar,
+    OovPolicy,
+    OutputFormat,
     require_parameters,
-    stderr,
-    warn_copied_fields,
-    with_entity_options,
-    words_progress,
 )
+from textveil.cli.progress import progress_bar, words_progress
 from textveil.errors import InputError
 
 def mechanisms(
@@ -100,7 +98,8 @@ def sanitize(
     mechanism releases the text."""
     from textveil.building import build_mechanism
     from textveil.corpus.reading import expand_inputs, read_documents
-    from textveil.corpus.writing import atomic_write_text, render_releases
+    from textveil.atomic_files import atomic_write_text
+    from textveil.corpus.writing import render_releases
     from textveil.corpus.outputs import check_vocabulary_corpus, plan_output_paths
     from textveil.mechanisms.registry import MECHANISMS
 
@@ -121,29 +120,32 @@ def sanitize(
         if corpus is not None:
             check_vocabulary_corpus(corpus, inputs, option=option)
     documents = read_documents(files, text_field, encoding)
+    if not documents:
+        raise InputError(f"no document to release in {' '.join(inputs)}: it holds no file (hidden ones are skipped); "
+                         "give files or folders that hold text, or '-' for standard input")
     budget = plan_budget(ledger, subject, subject_field, dataset, documents)
     cls = MECHANISMS.load(mechanism)
     shared = {}
-    if "embeddings" in getattr(cls, "resources", ()):
+    if "embeddings" in cls.resources:
         table = load_cli_embeddings(embeddings, vocab_size)
         if vocab_corpus is not None:
             vocab_documents = read_documents(expand_inputs([str(vocab_corpus)]), text_field, encoding)
             table = table.restrict_to_words(corpus_words(vocab_documents))
         shared["embeddings"] = table
-    engine = build_mechanism(mechanism, options, shared.get("embeddings"), entities=entity_stage, model=model,
-                             seed=seed)
+    built = build_mechanism(mechanism, options, shared.get("embeddings"), entities=entity_stage, model=model,
+                            seed=seed)
     if fit_corpus is not None:
         fit_documents = read_documents(expand_inputs([str(fit_corpus)]), text_field, encoding)
         with stderr.status(f"fitting {mechanism} on {len(fit_documents):,} texts of {fit_corpus}"):
-            engine.fit([d.text for d in fit_documents])
+            built.fit([d.text for d in fit_documents])
     with progress_bar() as progress:
         advance = words_progress(progress, "sanitising", [d.text for d in documents])
         if budget is None:
-            releases = engine.sanitize_many((d.text for d in documents), progress=advance)
+            releases = built.sanitize_many((d.text for d in documents), progress=advance)
         else:
             from textveil.release.budgeted import release_with_budget
 
-            releases = release_with_budget(engine, [d.text for d in documents], budget.subjects, budget.ledger,
+            releases = release_with_budget(built, [d.text for d in documents], budget.subjects, budget.ledger,
                                            dataset=budget.dataset, progress=advance).releases
     rendered = render_releases(documents, releases, fmt.value, text_field)
     if targets is None:
@@ -155,7 +157,7 @@ def sanitize(
     else:
         for source, text in rendered.items():
             atomic_write_text(targets[source], text, "utf-8" if fmt is OutputFormat.json else encoding)
-    _report(releases, engine, output)
+    _report(releases, built, entity_stage, output)
     if budget is not None:
         report_budget(budget)
     warn_copied_fields(documents, text_field)
@@ -165,96 +167,21 @@ def sanitize(
                      style="bold yellow", markup=False)
 
 
-def _report(releases, engine, output: Optional[Path]) -> None:
-    """What was released, what the guarantee is, and what it does not cover: read from the
-    releases' own Guarantees, so every mechanism is reported the same way."""
-    from textveil.privacy.guarantee import KEEP_LAYOUT_WARNING, KINDS
-    from textveil.release.shards import unprotected_in_general
+def _report(releases, built, entity_stage, output: Optional[Path]) -> None:
+    """What was released, what the guarantee is and what it does not cover: the summary of the
+    releases (:mod:`textveil.release.summary`), as every face renders it; then the speeds."""
+    from textveil.release.summary import summarise
 
+    summary = summarise(releases, entity_stage=entity_stage.public())
     where = f" -> {output}" if output is not None else ""
-    if not releases:
-        stderr.print(f"released 0 documents{where}")
-        return
-    _report_entity_stage(releases, engine)
-    first = releases[0].guarantee
-    protected = sum(r.guarantee.words_protected for r in releases)
-    unchanged = sum(r.words_unchanged for r in releases)
-    passed = sum(r.guarantee.tokens_passed_through for r in releases)
-    dropped = sum(r.guarantee.tokens_dropped for r in releases)
-    policies = []
-    if getattr(engine, "keep_stop_words", False):
-        policies.append("stop words kept")
-    if getattr(engine, "oov", "perturb") != "perturb":
-        policies.append(f"out-of-vocabulary words: {engine.oov}")
-    epsilon = "" if first.epsilon is None else f" with epsilon={first.epsilon:g}"
-    if first.kind == "none":  # nothing went through a privacy mechanism: no units to count
-        stderr.print(f"released {len(releases)} document(s){where} with {engine.name}", markup=False)
-        stderr.print(f"guarantee: NONE: {engine.name} gives no formal privacy guarantee; its risk is measured (textveil "
-                     "evaluate), not bounded", style="bold yellow", markup=False)
-        stderr.print("released unprotected: " + "; ".join(first.unprotected), markup=False)
-        return
-    if hasattr(engine, "max_new_tokens"):  # a rewriter: its tokens are drawn anew, none stands for an input token
-        units = sum(r.units for r in releases)
-        left_out = sum(r.units_left_out for r in releases)
-        stderr.print(f"released {len(releases)} document(s){where}: {units:,} unit(s) rewritten by {engine.name}, "
-                     f"every output token drawn{epsilon} (at most {engine.max_new_tokens} per unit)"
-                     + (f"; {left_out:,} unit(s) LEFT OUT by max_units={engine.max_units} (not read, not released)"
-                        if left_out else ""), markup=False)
-    else:
-        stderr.print(
-            f"released {len(releases)} document(s){where}: {protected:,} {first.unit}s perturbed by {engine.name}"
-            f"{epsilon} ({unchanged:,} released as themselves), {passed:,} passed through unchanged by policy, "
-            f"{dropped:,} dropped" + (f" [{'; '.join(policies)}]" if policies else ""))
-    metric = f", metric: {first.metric}" if first.metric else ""
-    per_unit = "" if first.epsilon is None else f", epsilon={first.epsilon:g} per {first.unit}"
-    stderr.print(f"guarantee: {KINDS[first.kind]}{per_unit}, composing as {first.formula} over a document{metric}"
-                 f"{_document_epsilons(releases)}; use --format json for each document's statement")
-    unprotected = "; ".join(unprotected_in_general(first)[0])
-    stderr.print(f"released unprotected: {unprotected}" + ("; words passed through by policy" if passed else ""),
-                 markup=False)
-    _report_exceptions(releases)
-    if first.assumptions:
-        stderr.print("assumes: " + "; ".join(first.assumptions))
-    if first.layout == "keep":
-        stderr.print(f"{KEEP_LAYOUT_WARNING} (drop --layout keep to privatise them)", style="bold yellow", markup=False)
-
-
-def _report_entity_stage(releases, engine) -> None:
-    """What the entity stage replaced, and its speed beside the mechanism's."""
-    from textveil.pii.stage import EntityOptions, entity_counts, stage_summary
-
-    options = getattr(engine, "entity_options", EntityOptions(operator="off"))
-    stderr.print(stage_summary(options.public(), entity_counts(releases)),
-                 style=None if options.enabled else "bold yellow", markup=False)
-    speeds = engine.speeds() if hasattr(engine, "speeds") else {}
-    if all(speeds.values()) and speeds:
-        stderr.print("speed: " + "; ".join(f"{name} {rate:,.0f} words/s" for name, rate in speeds.items()),
-                     markup=False)
-
-
-def _document_epsilons(releases) -> str:
-    """For epsilon-DP, the epsilon of a whole document (epsilon * N) over the releases: what a
-    budget ledger counts for a mechanism that spends per document (paraphrase: epsilon * L)."""
-    values = sorted({r.guarantee.document_epsilon for r in releases
-                     if r.guarantee.kind == "dp" and r.guarantee.document_epsilon and r.guarantee.words_protected})
-    if not values:
-        return ""
-    shown = f"{values[0]:g}" if len(values) == 1 else f"{values[0]:g} to {values[-1]:g}"
-    return f" (epsilon={shown} per document)"
-
-
-def _report_exceptions(releases) -> None:
-    """What some documents' guarantees name unprotected beyond their layout's (e.g. a text the
-    model was trained on), with how many documents each applies to."""
-    from collections import Counter
-
-    from textveil.release.shards import unprotected_in_general
-
-    counted: Counter[str] = Counter()
-    for release in releases:
-        counted.update(unprotected_in_general(release.guarantee)[1])
-    for item, count in counted.items():
-        stderr.print(f"WARNING: {count} document(s): {item}", style="bold yellow", markup=False)
+    print_lines(summary.lines(f"released {summary.documents} document(s){where}"))
+    if summary.kind != "none":
+        stderr.print("use --format json for each document's statement", markup=False)
+    if entity_stage.enabled:  # the stage runs before the mechanism: their speeds side by side
+        speeds = built.speeds()
+        if speeds and all(speeds.values()):
+            stderr.print("speed: " + "; ".join(f"{name} {rate:,.0f} words/s" for name, rate in speeds.items()),
+                         markup=False)
 
 
 def calibrate(

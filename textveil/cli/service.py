@@ -15,7 +15,7 @@ from typing import Optional
 
 import typer
 
-from textveil.cli.support import stderr
+from textveil.cli.console import stderr
 from textveil.errors import InputError
 
 TOKEN_VARIABLE = "TEXTVEIL_API_TOKEN"
@@ -78,7 +78,7 @@ def serve(
     """Run the local service: the HTTP API (/v1, docs at /docs) and the web page (/, /results)."""
     from textveil.service import ServiceSettings, run_service
 
-    from textveil.service.engine import read_pseudonym_key
+    from textveil.service.release_service import read_pseudonym_key
 
     options = {} if concurrency is None else {"concurrency": concurrency}
     key = None if pseudonym_key is None else read_pseudonym_key(pseudonym_key)  # unreadable: one line, now

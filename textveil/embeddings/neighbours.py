@@ -9,7 +9,6 @@ public vocabulary.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -18,6 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from textveil.errors import InvalidParameterError
+from textveil.machine import usable_cpus
 
 class NeighbourIndex(Protocol):
     def nearest(self, queries: np.ndarray) -> np.ndarray:  # pragma: no cover - protocol
@@ -327,25 +327,6 @@ def _run_parallel(work: Callable[[Any], None], items: Iterable[Any], threads: in
 
     with _single_threaded_blas(), ThreadPoolExecutor(max_workers=min(threads, len(items))) as pool:
         list(pool.map(work, items))  # re-raises a worker's exception
-
-
-def usable_cpus() -> int:
-    """The threads a search spreads over: the CPUs this process may run on, capped by
-    ``OMP_NUM_THREADS`` where it is set. A Dask worker has it at 1 (the cluster gives each
-    worker one core): a worker's decoder spreading over every core would make more workers
-    compete for the same cores instead of adding any.
-
-    >>> import os; os.environ["OMP_NUM_THREADS"], saved = "1", os.environ.get("OMP_NUM_THREADS")
-    >>> usable_cpus()
-    1
-    >>> _ = os.environ.pop("OMP_NUM_THREADS") if saved is None else os.environ.update(OMP_NUM_THREADS=saved)
-    """
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cpus = os.cpu_count() or 1
-    cap = os.environ.get("OMP_NUM_THREADS", "").strip()
-    return max(1, min(cpus, int(cap))) if cap.isdigit() and int(cap) > 0 else cpus
 
 
 @contextmanager

@@ -110,7 +110,7 @@ def _cache_folder(path: Path, fmt: str, limit: int | None) -> Path:
         for chunk in iter(lambda: handle.read(1 << 22), b""):
             digest.update(chunk)
     try:
-        from textveil.corpus.writing import atomic_write_text
+        from textveil.atomic_files import atomic_write_text
 
         atomic_write_text(remembered, digest.hexdigest())
     except OSError:  # a read-only cache: hashed again next time
@@ -188,7 +188,7 @@ def _word_vocabulary(folder: Path, words: list[str], vectors: np.ndarray) -> tup
     rows = np.array([i for i, word in enumerate(words) if is_word(word)], dtype=np.int64)
     matrix = vectors if len(rows) == len(words) else np.ascontiguousarray(vectors[rows])
     if folder.is_dir():
-        from textveil.corpus.writing import atomic_write_bytes
+        from textveil.atomic_files import atomic_write_bytes
 
         try:
             for target, array in ((matrix_file, matrix), (rows_file, rows)):  # rows last: they mark it whole

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from textveil.embeddings.neighbours import ExactNeighbourIndex, _check_queries, _run_parallel, usable_cpus
+from textveil.embeddings.neighbours import ExactNeighbourIndex, _check_queries, _run_parallel
 from textveil.errors import InvalidParameterError
+from textveil.machine import usable_cpus
 
 _UNIT = 2.0**-24  # float32 unit roundoff
 _PROBE = 32  # queries a batch's choice of k is measured on

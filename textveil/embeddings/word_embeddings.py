@@ -241,7 +241,7 @@ class WordEmbeddings:
         """This vocabulary plus the entity stage's placeholders (``<PERSON>``, ...) that the space
         can place, each one entry at a point of its own (:mod:`textveil.text.placeholders`).
         A mechanism holds them only where an entity stage before it may write them (its
-        ``placeholders`` flag, set by :class:`textveil.pii.Screened`). Built once and reused.
+        ``placeholders`` flag, set by :class:`textveil.pii.StagedMechanism`). Built once and reused.
 
         The public rule: a placeholder sits at the mean vector of those of its describing words
         (:func:`~textveil.text.placeholders.describing_words`) that the embeddings *know* (a

@@ -11,14 +11,14 @@ from importlib import import_module
 from typing import Any
 
 _EXPORTS = {
-    "EvaluationCorpora": "textveil.evaluation.experiment",
-    "ExperimentPlan": "textveil.evaluation.experiment",
+    "EvaluationCorpora": "textveil.evaluation.experiment_plan",
+    "ExperimentPlan": "textveil.evaluation.experiment_plan",
     "run_experiment": "textveil.evaluation.experiment",
-    "validate": "textveil.evaluation.experiment",
+    "validate": "textveil.evaluation.experiment_plan",
     "load_evaluation_corpora": "textveil.evaluation.corpora",
     "write_report": "textveil.evaluation.report",
     "ComparisonPlan": "textveil.evaluation.comparison",
-    "MechanismSpec": "textveil.evaluation.comparison",
+    "ComparedMechanism": "textveil.evaluation.comparison",
     "run_comparison": "textveil.evaluation.comparison",
     "write_comparison_report": "textveil.evaluation.comparison_report",
 }

@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from textveil.atomic_files import atomic_write_bytes
 from textveil.corpus.labelled import LabelledCorpus
-from textveil.corpus.writing import atomic_write_bytes
 
 
 def attack_key(name: str, texts: Sequence[str], labels: Sequence[str], seed: int | None, embeddings: str) -> str:

@@ -182,7 +182,7 @@ def audit_markdown(report: dict[str, Any]) -> str:
 
 def write_audit_report(report: dict[str, Any], folder: str | Path) -> dict[str, Path]:
     """``audit.json``, ``audit.md`` and ``audit.png`` in ``folder``, each written atomically."""
-    from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
+    from textveil.atomic_files import atomic_write_bytes, atomic_write_text
     from textveil.evaluation.plots import audit_claims
 
     target = Path(folder)

@@ -215,7 +215,7 @@ def plot_calibration(points: Sequence[CalibrationPoint], path: str, title: str =
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from textveil.corpus.writing import atomic_write_bytes
+    from textveil.atomic_files import atomic_write_bytes
 
     eps = [p.epsilon for p in points]
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4))

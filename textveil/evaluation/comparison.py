@@ -42,33 +42,27 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from textveil.building import build_mechanism
-from textveil.corpus.writing import atomic_write_text
+from textveil.atomic_files import atomic_write_text
 from textveil.errors import InputError, InvalidParameterError
 from textveil.evaluation.attack_cache import AttackCache
-from textveil.evaluation.experiment import (
+from textveil.evaluation.code_words import releases_code_words
+from textveil.evaluation.experiment import Sweep, SweepPoint, build_sweep, describe_corpus, release_points
+from textveil.evaluation.experiment_plan import (
     UNMODIFIED,
     EvaluationCorpora,
     ExperimentPlan,
-    _describe,
-    _Ledger,
-    _machine,
-    _Point,
-    _Sweep,
-    _version,
-    fit_for_sweep,
     not_applicable,
-    releases_code_words,
-    swept_parameter,
     validate,
 )
 from textveil.evaluation.release_cache import ReleaseCache
+from textveil.evaluation.sweep_clock import SweepClock
 from textveil.evaluation.trainings import TRAININGS
 from textveil.evaluation.utility_tasks import UTILITY_TASKS
+from textveil.machine import describe_machine
 from textveil.mechanisms.registry import MECHANISMS
-from textveil.pii.screened import as_attacker
 from textveil.pii.stage import EntityOptions, EntityStage
 from textveil.privacy.secrets import Secret
+from textveil.version import __version__
 
 # The attacks every release meets unless told otherwise: linear SVMs on character 3-grams and
 # on word unigrams, the two feature sets the authorship literature finds strongest for short
@@ -90,7 +84,7 @@ KEYED_MEASURES = "same-key training, frequency analysis (exact, known, wordfreq)
 
 
 @dataclass
-class MechanismSpec:
+class ComparedMechanism:
     """One mechanism of a comparison: its grid of the swept parameter (empty for a mechanism
     without one), its other options, and a trained mechanism's folder or a language model."""
 
@@ -103,30 +97,30 @@ class MechanismSpec:
     def label(self) -> str:
         """The mechanism's name with the options that set it apart (two emp layouts differ).
 
-        >>> MechanismSpec("emp", [10.0], {"layout": "keep"}).label
+        >>> ComparedMechanism("emp", [10.0], {"layout": "keep"}).label
         'emp [layout=keep]'
         """
         shown = ", ".join(f"{k}={_shown(v)}" for k, v in sorted(self.options.items()))
         return f"{self.name} [{shown}]" if shown else self.name
 
 
-def parse_mechanism_spec(text: str) -> MechanismSpec:
+def parse_compared_mechanism(text: str) -> ComparedMechanism:
     """``NAME``, ``NAME:V1,V2,...`` or either with ``@MODEL`` (a trained mechanism's folder or a
     language model), as ``textveil compare --mechanism`` takes it; the grid values are checked
     by the mechanism's own parameter. ``NAME[PARAM=VALUE,...]`` sets other parameters of this
     entry alone, so one comparison can hold the same mechanism twice with other settings.
 
-    >>> parse_mechanism_spec("emp:10,15")
-    MechanismSpec(name='emp', grid=[10.0, 15.0], options={}, model=None)
-    >>> parse_mechanism_spec("redact").grid
+    >>> parse_compared_mechanism("emp:10,15")
+    ComparedMechanism(name='emp', grid=[10.0, 15.0], options={}, model=None)
+    >>> parse_compared_mechanism("redact").grid
     []
-    >>> parse_mechanism_spec("emp").grid
+    >>> parse_compared_mechanism("emp").grid
     [10.0, 15.0, 20.0, 25.0, 30.0]
-    >>> parse_mechanism_spec("erae:10,20@models/erae").model
+    >>> parse_compared_mechanism("erae:10,20@models/erae").model
     'models/erae'
-    >>> parse_mechanism_spec("paraphrase[vocabulary=8000,prompt=neutral]:25,30").options
+    >>> parse_compared_mechanism("paraphrase[vocabulary=8000,prompt=neutral]:25,30").options
     {'vocabulary': '8000', 'prompt': 'neutral'}
-    >>> parse_mechanism_spec("redact:5")
+    >>> parse_compared_mechanism("redact:5")
     Traceback (most recent call last):
     ...
     textveil.errors.InvalidParameterError: --mechanism 'redact:5': redact has no parameter to sweep; give its name alone
@@ -158,14 +152,14 @@ def parse_mechanism_spec(text: str) -> MechanismSpec:
         grid = [float(v) for v in swept.parse_values(values, f"--mechanism '{text}'")]
     if separator and swept is not None and len(set(grid)) < len(grid):
         raise InvalidParameterError(f"--mechanism '{text}' names a {swept.name} twice")
-    return MechanismSpec(name, grid, options, model.strip() or None)
+    return ComparedMechanism(name, grid, options, model.strip() or None)
 
 
 @dataclass
 class ComparisonPlan:
     """What to compare and how: the mechanisms, and the attacks and utility tasks every release meets."""
 
-    mechanisms: list[MechanismSpec]
+    mechanisms: list[ComparedMechanism]
     attacks: list[str] = field(default_factory=lambda: list(DEFAULT_COMPARE_ATTACKS))
     utility: list[str] = field(default_factory=lambda: list(DEFAULT_COMPARE_UTILITY))
     trainings: list[str] = field(default_factory=lambda: list(TRAININGS))
@@ -180,13 +174,13 @@ class ComparisonPlan:
     same_key: bool = True
     """A keyed mechanism (pivot) is attacked too by attacks trained on known texts under the release's key."""
 
-    def sweep_plan(self, spec: MechanismSpec) -> ExperimentPlan:
+    def sweep_plan(self, compared: ComparedMechanism) -> ExperimentPlan:
         """The sweep of one mechanism, with the comparison's shared settings."""
         return ExperimentPlan(
-            mechanism=spec.name, grid=list(spec.grid), attacks=list(self.attacks), utility=list(self.utility),
+            mechanism=compared.name, grid=list(compared.grid), attacks=list(self.attacks), utility=list(self.utility),
             seed=self.seed, top_k=self.top_k, collapse_per_label=self.collapse_per_label,
-            include_unmodified=False, embeddings=self.embeddings, mechanism_options=dict(spec.options),
-            trainings=list(self.trainings), model=spec.model, language_model=self.language_model,
+            include_unmodified=False, embeddings=self.embeddings, mechanism_options=dict(compared.options),
+            trainings=list(self.trainings), model=compared.model, language_model=self.language_model,
             entities=self.entities, same_key=self.same_key)
 
 
@@ -195,13 +189,13 @@ def validate_comparison(plan: ComparisonPlan, corpora: EvaluationCorpora) -> Non
     no two mechanisms of the same name and options (their releases would be one and the same)."""
     if not plan.mechanisms:
         raise InvalidParameterError("no mechanism to compare; give at least one --mechanism, e.g. --mechanism emp:10,15")
-    labels = [spec.label for spec in plan.mechanisms]
+    labels = [compared.label for compared in plan.mechanisms]
     twice = sorted({label for label in labels if labels.count(label) > 1})
     if twice:
         raise InvalidParameterError(f"--mechanism {twice[0]} is given twice; give each mechanism once with all "
                                     "its values, e.g. emp:10,15,20")
-    for spec in plan.mechanisms:
-        validate(plan.sweep_plan(spec), corpora)
+    for compared in plan.mechanisms:
+        validate(plan.sweep_plan(compared), corpora)
     for threshold in plan.thresholds:
         if not 0.0 < threshold <= 1.0:
             raise InvalidParameterError(f"risk threshold {threshold!r} is not in (0, 1]; give shares such as 0.1,0.2")
@@ -226,22 +220,22 @@ def _model_digest(model: str | None) -> str | None:
     return f"{source.resolve()}:{stat.st_size}:{int(stat.st_mtime)}" if stat else str(source)
 
 
-def point_key(plan: ComparisonPlan, corpora: EvaluationCorpora, spec: MechanismSpec | None,
+def point_key(plan: ComparisonPlan, corpora: EvaluationCorpora, compared: ComparedMechanism | None,
               value: float | None) -> str:
     """The digest a finished point is stored under: everything its measurement depends on."""
     payload = {
-        "textveil": _version(), "seed": plan.seed, "attacks": plan.attacks, "utility": plan.utility,
+        "textveil": __version__, "seed": plan.seed, "attacks": plan.attacks, "utility": plan.utility,
         "trainings": plan.trainings, "top_k": plan.top_k, "collapse": plan.collapse_per_label,
         "embeddings": plan.embeddings, "language_model": _model_digest(plan.language_model),
         "corpora": [c.content_hash() if c is not None else None for c in (
             corpora.risk_known, corpora.risk_unknown, corpora.utility_train, corpora.utility_test)],
         "attributes": sorted((corpora.attributes or {}).items()),
         "entities": plan.entities.public(),
-        "mechanism": None if spec is None else {
-            "name": spec.name, "options": {k: _shown(v) for k, v in sorted(spec.options.items())},
-            "model": _model_digest(spec.model), "value": value},
+        "mechanism": None if compared is None else {
+            "name": compared.name, "options": {k: _shown(v) for k, v in sorted(compared.options.items())},
+            "model": _model_digest(compared.model), "value": value},
     }
-    if spec is not None and releases_code_words(spec.name):
+    if compared is not None and releases_code_words(compared.name):
         # what a keyed release is measured by besides the attacks (other mechanisms' keys stay as they were)
         payload["keyed"] = {"same_key": plan.same_key, "frequency": KEYED_MEASURES}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:24]
@@ -273,8 +267,8 @@ class _PointStore:
 class _Planned:
     """One point of the comparison before it is measured: its mechanism, value and key."""
 
-    spec: MechanismSpec | None
-    point: _Point
+    compared: ComparedMechanism | None
+    point: SweepPoint
     key: str
     corpus_level: bool = False
 
@@ -301,52 +295,52 @@ def run_comparison(
 
     validate_comparison(plan, corpora)
     say = log or (lambda message: None)
-    ledger = _Ledger(progress, text_progress)
+    clock = SweepClock(progress, text_progress)
     started = time.perf_counter()
     seeded = plan.seed is not None
     store = _PointStore(state_folder / "points" if state_folder else None, seeded)
     cache = ReleaseCache(release_cache_folder if seeded else None)
     attack_cache = AttackCache(state_folder / "attacks") if (state_folder and seeded) else None
 
-    planned = [_Planned(None, _Point(UNMODIFIED, None, released=False), point_key(plan, corpora, None, None))]
-    for spec in plan.mechanisms:
-        corpus_level = bool(MECHANISMS.entry(spec.name).load().corpus_level)
-        points = [_Point(f"{v:g}", float(v)) for v in spec.grid] or [_Point(spec.name, None)]
-        planned += [_Planned(spec, p, point_key(plan, corpora, spec, p.value), corpus_level) for p in points]
+    planned = [_Planned(None, SweepPoint(UNMODIFIED, None, released=False), point_key(plan, corpora, None, None))]
+    for compared in plan.mechanisms:
+        corpus_level = bool(MECHANISMS.entry(compared.name).load().corpus_level)
+        planned += [_Planned(compared, p, point_key(plan, corpora, compared, p.value), corpus_level)
+                    for p in release_points(plan.sweep_plan(compared))]
     finished = {item.key: point for item in planned if (point := store.get(item.key)) is not None}
     if finished:
         say(f"resuming: {len(finished)} of {len(planned)} points already measured")
 
-    shared: _Sweep | None = None
+    shared: Sweep | None = None
     embeddings: Any = None
 
-    def shared_sweep() -> _Sweep:
+    def shared_sweep() -> Sweep:
         """The clean-trained attacks and prepared utility tasks every mechanism shares: made
         when the first unfinished point needs them, never when every point is finished."""
         nonlocal shared, embeddings
         if shared is None:
             from textveil.embeddings.default_model import load_embeddings
 
-            with ledger.timed("load embeddings"):
+            with clock.timed("load embeddings"):
                 embeddings = load_embeddings(plan.embeddings, None, log=say)
             first = plan.mechanisms[0]
             sweep_plan = plan.sweep_plan(first)
             sweep_plan.include_unmodified = True
-            shared = _Sweep(sweep_plan, corpora, embeddings, _NoMechanism(), None, cache, ledger, say)
+            shared = Sweep(sweep_plan, corpora, embeddings, _NoMechanism(), None, cache, clock, say)
             shared.attack_cache = attack_cache
-            with ledger.timed("fit attacks"):
+            with clock.timed("fit attacks"):
                 shared.fit_clean_attacks()
-            with ledger.timed("prepare utility tasks"):
+            with clock.timed("prepare utility tasks"):
                 shared.prepare_utility(for_any_mechanism=True)
-            ledger.total = sum(_steps(shared, item) for item in planned if item.key not in finished)
+            clock.total = sum(_steps(shared, item) for item in planned if item.key not in finished)
         return shared
 
     measured: dict[str, dict[str, Any]] = {}
     read_back: set[str] = set()
-    stage: EntityStage | None = None  # one for every mechanism: each text is screened once
+    stage: EntityStage | None = None  # one for every mechanism: each text goes through it once
     # the unmodified text first: the report's reference row and the length floor
-    for spec, items in _by_mechanism(planned):
-        sweep: _Sweep | None = None
+    for compared, items in _by_mechanism(planned):
+        sweep: Sweep | None = None
         for item in items:
             # looked up again here, not only at the start: another process running a comparison
             # that shares this one's points may have finished it meanwhile
@@ -357,21 +351,21 @@ def run_comparison(
                 continue
             if sweep is None:
                 base = shared_sweep()
-                if spec is not None and stage is None:
-                    with ledger.timed("load entity stage"):
+                if compared is not None and stage is None:
+                    with clock.timed("load entity stage"):
                         stage = EntityStage(plan.entities)
-                sweep = base if spec is None else _mechanism_sweep(base, plan, spec, corpora, embeddings, cache,
-                                                                   ledger, say, attack_cache, stage)
-            clock = time.perf_counter()
+                sweep = base if compared is None else _mechanism_sweep(base, plan, compared, corpora, embeddings, cache,
+                                                                   clock, say, attack_cache, stage)
+            point_started = time.perf_counter()
             point = sweep.measure_point(item.point)
-            point["measure_seconds"] = round(time.perf_counter() - clock, 3)
+            point["measure_seconds"] = round(time.perf_counter() - point_started, 3)
             store.put(item.key, point)
             measured[item.key] = point
 
     results = _assemble(plan, corpora, planned, measured, read_back)
-    ledger.timings["total"] = round(time.perf_counter() - started, 3)
-    results["timings"] = ledger.timings
-    results["task_seconds"] = ledger.task_seconds
+    clock.timings["total"] = round(time.perf_counter() - started, 3)
+    results["timings"] = clock.timings
+    results["task_seconds"] = clock.task_seconds
     results["release_cache"] = {"hits": cache.hits, "misses": cache.misses}
     results["resume"] = {"points_read_back": len(read_back), "releases_read_back": cache.hits,
                          "attacks_read_back": attack_cache.hits if attack_cache else 0}
@@ -403,20 +397,20 @@ class _NoMechanism:
     corpus_level = False
 
 
-def _by_mechanism(planned: list[_Planned]) -> list[tuple[MechanismSpec | None, list[_Planned]]]:
+def _by_mechanism(planned: list[_Planned]) -> list[tuple[ComparedMechanism | None, list[_Planned]]]:
     """The planned points grouped by mechanism, in plan order (the unmodified text first)."""
-    groups: list[tuple[MechanismSpec | None, list[_Planned]]] = []
+    groups: list[tuple[ComparedMechanism | None, list[_Planned]]] = []
     for item in planned:
-        if groups and groups[-1][0] is item.spec:
+        if groups and groups[-1][0] is item.compared:
             groups[-1][1].append(item)
         else:
-            groups.append((item.spec, [item]))
+            groups.append((item.compared, [item]))
     return groups
 
 
-def _steps(shared: _Sweep, item: _Planned) -> int:
+def _steps(shared: Sweep, item: _Planned) -> int:
     """Progress steps of one point: its releases, attacks and the utility tasks that apply."""
-    name = item.spec.name if item.spec is not None else ""
+    name = item.compared.name if item.compared is not None else ""
     tasks = [task for task in shared.runners if not_applicable(task, name, item.corpus_level) is None]
     trainings = list(shared.plan.trainings) if item.point.released else ["clean"]
     steps = 1 + len(shared.plan.attacks) * len(trainings) + ("release" in trainings) + len(tasks)
@@ -425,41 +419,35 @@ def _steps(shared: _Sweep, item: _Planned) -> int:
     return steps
 
 
-def _mechanism_sweep(base: _Sweep, plan: ComparisonPlan, spec: MechanismSpec, corpora: EvaluationCorpora,
-                     embeddings: Any, cache: ReleaseCache, ledger: _Ledger, say: Callable[[str], None],
-                     attack_cache: AttackCache | None, stage: EntityStage) -> _Sweep:
+def _mechanism_sweep(base: Sweep, plan: ComparisonPlan, compared: ComparedMechanism, corpora: EvaluationCorpora,
+                     embeddings: Any, cache: ReleaseCache, clock: SweepClock, say: Callable[[str], None],
+                     attack_cache: AttackCache | None, stage: EntityStage) -> Sweep:
     """One mechanism's sweep, built (and fitted, if it learns) and given the shared clean-trained
     attacks and the utility tasks that apply to it."""
-    sweep_plan = plan.sweep_plan(spec)
-    parameter = swept_parameter(sweep_plan)
-    first = {parameter: float(spec.grid[0])} if parameter is not None else {}
-    with ledger.timed(f"build {spec.label}"):
-        mechanism = build_mechanism(spec.name, spec.options, embeddings, entities=stage, model=spec.model, **first)
-    fit_for_sweep(mechanism, sweep_plan, corpora, ledger, say, stage=f"fit {spec.label}")
-    sweep = _Sweep(sweep_plan, corpora, embeddings, mechanism, parameter, cache, ledger, say)
-    sweep.attacker_mechanism = as_attacker(mechanism, plan.seed)
+    sweep = build_sweep(plan.sweep_plan(compared), corpora, embeddings, stage, cache, clock, say,
+                        build_stage=f"build {compared.label}", fit_stage=f"fit {compared.label}")
     sweep.attack_cache = attack_cache
     sweep.clean_attacks = base.clean_attacks
     sweep.runners = {name: runner for name, runner in base.runners.items()
-                     if not_applicable(name, spec.name, mechanism.corpus_level) is None}
+                     if not_applicable(name, compared.name, sweep.mechanism.corpus_level) is None}
     return sweep
 
 
-def _release_entry(spec: MechanismSpec, item: _Planned, point: dict[str, Any], read_back: bool,
+def _release_entry(compared: ComparedMechanism, item: _Planned, point: dict[str, Any], read_back: bool,
                    prepared: list[str]) -> dict[str, Any]:
     """One release of the comparison as results hold it (see the report module for the shape)."""
-    entry = MECHANISMS.entry(spec.name)
+    entry = MECHANISMS.entry(compared.name)
     parameter = entry.swept.name if entry.swept is not None else None
     value = item.point.value
     setting = f"{parameter} {value:g}" if (parameter and value is not None) else "default"
     skipped = {name: reason for name in prepared
-               if (reason := not_applicable(name, spec.name, item.corpus_level)) is not None}
+               if (reason := not_applicable(name, compared.name, item.corpus_level)) is not None}
     return {
-        "id": f"{spec.label} {setting}" if value is not None else spec.label,
-        "mechanism": spec.label, "name": spec.name, "guarantee": entry.guarantee,
+        "id": f"{compared.label} {setting}" if value is not None else compared.label,
+        "mechanism": compared.label, "name": compared.name, "guarantee": entry.guarantee,
         "corpus_level": item.corpus_level, "parameter_name": parameter if value is not None else None,
-        "parameter": value, "setting": setting, "options": {k: _shown(v) for k, v in spec.options.items()},
-        "model": Path(spec.model).name if spec.model else None,
+        "parameter": value, "setting": setting, "options": {k: _shown(v) for k, v in compared.options.items()},
+        "model": Path(compared.model).name if compared.model else None,
         "risk": point["risk"], "utility": point["utility"], "not_applicable": skipped,
         "seconds": point.get("measure_seconds"), "read_back": read_back, "point": point,
     }
@@ -475,8 +463,8 @@ def _assemble(plan: ComparisonPlan, corpora: EvaluationCorpora, planned: list[_P
                           "aligned_only": bool(UTILITY_TASKS.entry(name).needs_aligned_pairs),
                           "description": UTILITY_TASKS.entry(name).description}
     prepared = list(measures)
-    releases = [_release_entry(item.spec, item, measured[item.key], item.key in read_back, prepared)
-                for item in planned[1:] if item.spec is not None]
+    releases = [_release_entry(item.compared, item, measured[item.key], item.key in read_back, prepared)
+                for item in planned[1:] if item.compared is not None]
     length = unmodified.get("attacks", {}).get("length")
     by_stage: dict[str, float] = {}
     by_mechanism: dict[str, float] = {}
@@ -487,9 +475,9 @@ def _assemble(plan: ComparisonPlan, corpora: EvaluationCorpora, planned: list[_P
     n_labels = len(corpora.risk_known.label_set)
     return {
         "kind": "comparison",
-        "textveil_version": _version(),
+        "textveil_version": __version__,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": _machine(),
+        "machine": describe_machine(),
         "plan": {
             "attacks": plan.attacks, "utility": plan.utility, "trainings": plan.trainings, "seed": plan.seed,
             "top_k": plan.top_k, "collapse_per_label": plan.collapse_per_label, "embeddings": plan.embeddings,
@@ -499,7 +487,7 @@ def _assemble(plan: ComparisonPlan, corpora: EvaluationCorpora, planned: list[_P
                             "options": {k: _shown(v) for k, v in s.options.items()},
                             "model": Path(s.model).name if s.model else None} for s in plan.mechanisms],
         },
-        "corpora": {role: _describe(corpus) for role, corpus in (
+        "corpora": {role: describe_corpus(corpus) for role, corpus in (
             ("risk_known", corpora.risk_known), ("risk_unknown", corpora.risk_unknown),
             ("utility_train", corpora.utility_train), ("utility_test", corpora.utility_test)) if corpus is not None},
         "chance": 1.0 / n_labels,

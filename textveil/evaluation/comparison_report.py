@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
+from textveil.atomic_files import atomic_write_bytes, atomic_write_text
 from textveil.evaluation.trainings import SAME_KEY_RESULTS, attack_lines, best_top1, is_content_only, risk_apart
 from textveil.evaluation.frontier import frontier_of
 from textveil.evaluation.plots import frontier_maps

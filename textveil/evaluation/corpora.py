@@ -14,7 +14,7 @@ from textveil.corpus.labelled import (
     split_stratified,
 )
 from textveil.errors import InputError
-from textveil.evaluation.experiment import EvaluationCorpora
+from textveil.evaluation.experiment_plan import EvaluationCorpora
 from textveil.evaluation.splits import (
     CROSS_TOPIC,
     GIVEN,

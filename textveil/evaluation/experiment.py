@@ -21,238 +21,70 @@ l-privacy) is measured in three more ways, because its release is made of code w
 - frequency analysis beside the stylometric attacks (``"frequency"``): the attacker who knows the
   mechanism and l guesses each code word's word from its count, with reference counts of its
   own, scored with the key (:func:`textveil.evaluation.frequency_risk.frequency_recovery`);
-- no utility task applies (:func:`not_applicable`): they read a release as English text.
+- no utility task applies (:func:`~textveil.evaluation.experiment_plan.not_applicable`): they read
+  a release as English text.
+
+The sweep runs here (:func:`run_experiment`, :class:`Sweep`); its parts live beside it: the plan
+and its checks in :mod:`textveil.evaluation.experiment_plan`, the seeds of its releases in
+:mod:`textveil.evaluation.sweep_seeds`, its timings and progress in
+:mod:`textveil.evaluation.sweep_clock`, repeated releases combined in
+:mod:`textveil.evaluation.combining`, and a code-word release's extra measures in
+:mod:`textveil.evaluation.code_words`.
 """
 
 from __future__ import annotations
 
-import platform
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from textveil.attacks.base import evaluate_attack
-from textveil.attacks.registry import ATTACKS, DEFAULT_ATTACKS, make_attack
-from textveil.building import build_mechanism, check_mechanism_options
+from textveil.attacks.registry import make_attack
+from textveil.building import build_mechanism
 from textveil.corpus.labelled import LabelledCorpus
 from textveil.errors import InvalidParameterError
 from textveil.evaluation.attack_cache import AttackCache, attack_key
+from textveil.evaluation.code_words import (
+    combine_frequency,
+    frequency_analysis,
+    joint_corpus,
+    release_with_key,
+    releases_code_words,
+    split_joint_release,
+)
+from textveil.evaluation.combining import combine_attack_results, combine_release_stats, combine_utility_results
+from textveil.evaluation.experiment_plan import (
+    UNMODIFIED,
+    EvaluationCorpora,
+    ExperimentPlan,
+    first_setting,
+    not_applicable,
+    swept_parameter,
+    validate,
+)
 from textveil.evaluation.release_cache import ReleaseCache
-from textveil.evaluation.releasing import encode_corpus, release_corpus, with_changed_fraction
+from textveil.evaluation.releasing import release_corpus, with_changed_fraction
+from textveil.evaluation.sweep_clock import SweepClock
+from textveil.evaluation.sweep_seeds import RELEASE_ROLES, point_seed, point_seeds
 from textveil.evaluation.trainings import (
     SAME_KEY,
     SAME_KEY_RESULTS,
     TRAINING_KEYS,
-    TRAININGS,
     attack_lines,
     best_attack,
-    check_trainings,
     line_label,
 )
 from textveil.evaluation.utility_tasks import UTILITY_TASKS, UtilityRunner
+from textveil.machine import describe_machine
 from textveil.mechanisms.base import CorpusRelease, Mechanism
-from textveil.mechanisms.registry import MECHANISMS
-from textveil.pii.screened import as_attacker
-from textveil.pii.stage import EntityOptions, EntityStage
+from textveil.pii.stage import EntityStage
+from textveil.pii.staged import as_attacker
 from textveil.privacy.secrets import Secret
-
-DEFAULT_UTILITY = ("topic-fasttext", "topic-5nn", "semantic-similarity")
-UNMODIFIED = "none"
-
-
-@dataclass
-class ExperimentPlan:
-    """What to sweep and what to measure."""
-
-    mechanism: str = "emp"
-    grid: list[float] = field(default_factory=lambda: [10.0, 15.0, 20.0, 25.0, 30.0])
-    # The parameter the grid sweeps; "" means the mechanism's own (its registry entry says
-    # which: epsilon for emp, none for Random-R, whose grid is then empty).
-    parameter: str = ""
-    attacks: list[str] = field(default_factory=lambda: list(DEFAULT_ATTACKS))
-    utility: list[str] = field(default_factory=lambda: list(DEFAULT_UTILITY))
-    seed: int | None = None
-    top_k: int = 10
-    collapse_per_label: bool = False
-    include_unmodified: bool = True
-    repeats: int = 1
-    embeddings: str = "default"
-    mechanism_options: dict[str, Any] = field(default_factory=dict)
-    # What the attacks are fitted on: "clean" known texts, and/or the known texts "release"d
-    # by the same mechanism (the attacker knows it); the risk is the strongest attack over both.
-    trainings: list[str] = field(default_factory=lambda: list(TRAININGS))
-    # A trained mechanism's folder (textveil train): released as trained, not fitted again.
-    model: str | None = None
-    # The model the release-aware attacker trained itself on its known texts (the same mechanism
-    # and settings, another seed): its releases of the known texts train the release-trained
-    # attacks. Default: the release's own model, as if it were public (the attacker's best case).
-    attacker_model: str | None = None
-    # The public language model the fluency task scores releases with: a .gguf file or a
-    # Hugging Face folder; None is the bundled one (the paraphrase mechanism's).
-    language_model: str | None = None
-    # The entity stage before the mechanism: part of the release under test, so the release-aware
-    # attacker's own releases go through it too.
-    entities: EntityOptions = field(default_factory=EntityOptions)
-    # For a mechanism that encodes a corpus under one key (pivot): also fit the attacks on the known
-    # texts encoded with the unknown ones under one key, as one corpus release ("same-key").
-    same_key: bool = True
-
-
-@dataclass
-class EvaluationCorpora:
-    """Risk: known texts (the attacker's reference) and unknown texts (released, then attacked).
-    Utility: training texts (clean) and test texts (released, then measured)."""
-
-    risk_known: LabelledCorpus
-    risk_unknown: LabelledCorpus
-    utility_train: LabelledCorpus | None = None
-    utility_test: LabelledCorpus | None = None
-    attributes: dict[str, str] | None = None
-    """Each author's attribute (industry, gender), for the attribute-F1 task."""
-    split: dict[str, Any] | None = None
-    """How the risk texts were split into known and unknown (:mod:`textveil.evaluation.splits`)."""
-
-
-def swept_parameter(plan: ExperimentPlan) -> str | None:
-    """The name of the parameter the grid sweeps: the plan's, else the mechanism's own; None for
-    a mechanism that has none (its sweep is one release point)."""
-    entry = MECHANISMS.entry(plan.mechanism)
-    if plan.parameter:
-        return entry.parameter(plan.parameter).name
-    return entry.swept.name if entry.swept is not None else None
-
-
-def validate(plan: ExperimentPlan, corpora: EvaluationCorpora) -> None:
-    """Every check that can fail, before any work starts."""
-    entry = MECHANISMS.entry(plan.mechanism)
-    check_mechanism_options(plan.mechanism, plan.mechanism_options)
-    check_trainings(plan.trainings)
-    parameter = swept_parameter(plan)
-    if parameter is None and plan.grid:
-        raise InvalidParameterError(f"mechanism '{plan.mechanism}' has no parameter to sweep; leave out the grid")
-    if parameter is not None and not plan.grid:
-        raise InvalidParameterError(
-            f"the grid is empty; give at least one value of {parameter} for {plan.mechanism}, e.g. --grid 10,20,30")
-    if parameter is not None:
-        if parameter in plan.mechanism_options:
-            raise InvalidParameterError(f"{parameter} is swept by the grid; do not also give it as an option")
-        for value in plan.grid:  # the mechanism's own check, naming the value that fails
-            try:
-                entry.parameter(parameter).check(value)
-            except InvalidParameterError as error:
-                raise InvalidParameterError(f"{parameter} {value!r} in the grid: {error}") from None
-    for name in plan.attacks:
-        ATTACKS.entry(name)  # an unknown name fails, naming where the valid ones are listed
-    for name in plan.utility:
-        if name not in UTILITY_TASKS:
-            raise InvalidParameterError(
-                f"unknown utility task '{name}'; valid tasks: {', '.join(sorted(UTILITY_TASKS.names()))}"
-            )
-    if plan.repeats < 1:
-        raise InvalidParameterError(f"repeats must be at least 1, got {plan.repeats}")
-    if plan.top_k < 1:
-        raise InvalidParameterError(f"top-k must be at least 1, got {plan.top_k}")
-    corpora.risk_known.validate(what="risk corpus (known texts)")
-    corpora.risk_unknown.validate(min_labels=1, what="risk corpus (unknown texts)")
-    missing = sorted(set(corpora.risk_unknown.labels) - set(corpora.risk_known.labels))
-    if missing:
-        raise InvalidParameterError(
-            f"{len(missing)} author(s) of the unknown texts have no known text (e.g. '{missing[0]}'); "
-            "every unknown author needs known texts"
-        )
-    if corpora.utility_train is not None and corpora.utility_test is not None:
-        corpora.utility_train.validate(what="utility corpus (training texts)")
-        corpora.utility_test.validate(min_labels=1, what="utility corpus (test texts)")
-
-
-def _machine() -> dict[str, Any]:
-    import os
-
-    return {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()}
-
-
-# The releases of one grid point, each with a seed spawned from the point's seed, in this
-# order. "known" (the release-trained attacks' training texts) came after the first two, and
-# "same-key" (a keyed mechanism's known and unknown texts encoded together) last: spawning one
-# more child leaves the earlier ones as they were, so the earlier releases (and their cache
-# entries) did not move when each was added.
-RELEASE_ROLES = ("risk", "utility", "known", "same-key")
-
-
-def _point_seeds(seed: int | None, count: int) -> list[int | None]:
-    """``count`` independent seeds spawned from ``seed``; the first ones do not depend on ``count``.
-
-    >>> _point_seeds(7, 3)[:2] == _point_seeds(7, 2) and len(set(_point_seeds(7, 3))) == 3
-    True
-    >>> _point_seeds(None, 3)
-    [None, None, None]
-    """
-    if seed is None:
-        return [None] * count
-    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(count)]
-
-
-def point_seed(seed: int | None, value: float | None, repeat: int = 0) -> int | None:
-    """The seed of one release at one parameter value: derived from the run's seed, the value
-    and the repeat number alone, so a point releases the same text whatever else the grid
-    holds (adding epsilon 12 to a grid leaves the release at 15, and its cache entry, as they
-    were), and asking for more repeats keeps the first ones.
-
-    >>> point_seed(1, 15.0) == point_seed(1, 15.0) != point_seed(1, 12.0)
-    True
-    >>> point_seed(1, 15.0, 1) != point_seed(1, 15.0)
-    True
-    >>> point_seed(None, 15.0) is None and point_seed(1, None) is None
-    True
-    """
-    if seed is None or value is None:
-        return None
-    bits = int(np.float64(value).view(np.uint64))  # the exact value, as 64 bits
-    key = (bits >> 32, bits & 0xFFFFFFFF) + ((repeat,) if repeat else ())
-    return int(np.random.SeedSequence(seed, spawn_key=key).generate_state(1)[0])
-
-
-def _spread(values: list[float]) -> dict[str, Any]:
-    """Standard deviation (n - 1) and the values, for a measurement repeated over releases."""
-    return {"sd": float(np.std(values, ddof=1)), "values": [float(v) for v in values]}
-
-
-def combine_attack_results(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """One attack's results over repeated releases of a point: top-k accuracies averaged, the
-    spread of top-1 kept (``top1_sd``, ``top1_values``). One result is returned as it is.
-
-    >>> combined = combine_attack_results([{"topk": [0.2, 0.5], "top1": 0.2}, {"topk": [0.4, 0.7], "top1": 0.4}])
-    >>> [round(x, 3) for x in combined["topk"]], round(combined["top1"], 3), round(combined["top1_sd"], 3)
-    ([0.3, 0.6], 0.3, 0.141)
-    """
-    if len(results) == 1:
-        return results[0]
-    topk = np.mean([r["topk"] for r in results], axis=0).tolist()
-    spread = _spread([r["top1"] for r in results])
-    return {**results[0], "topk": topk, "top1": topk[0], "top1_sd": spread["sd"], "top1_values": spread["values"]}
-
-
-def combine_utility_results(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """One utility task over repeated releases: the mean value, with ``sd`` and ``values``."""
-    if len(results) == 1:
-        return results[0]
-    values = [r["value"] for r in results]
-    return {**results[0], "value": float(np.mean(values)), **_spread(values)}
-
-
-def combine_release_stats(stats: list[dict[str, Any]]) -> dict[str, Any]:
-    """Word counts of repeated releases, summed; the changed fraction over all of them."""
-    if len(stats) == 1:
-        return stats[0]
-    combined = {key: sum(s.get(key, 0) for s in stats) for key in ("words_protected", "words_changed",
-                                                                  "read_from_cache")}
-    return {**with_changed_fraction(combined), "releases": len(stats)}
+from textveil.version import __version__
 
 
 def run_experiment(
@@ -273,45 +105,39 @@ def run_experiment(
     """
     validate(plan, corpora)
     say = log or (lambda message: None)
-    ledger = _Ledger(progress, text_progress)
+    clock = SweepClock(progress, text_progress)
     started = time.perf_counter()
     from textveil.embeddings.default_model import load_embeddings
 
-    with ledger.timed("load embeddings"):
+    with clock.timed("load embeddings"):
         embeddings = load_embeddings(plan.embeddings, plan.mechanism_options.get("vocab_size"), log=say)
-    parameter = swept_parameter(plan)
-    first = {parameter: float(plan.grid[0])} if parameter is not None else {}
-    with ledger.timed("load entity stage"):
+    with clock.timed("load entity stage"):
         stage = EntityStage(plan.entities)
-    mechanism = build_mechanism(plan.mechanism, plan.mechanism_options, embeddings, entities=stage, model=plan.model,
-                                **first)
-    fit_for_sweep(mechanism, plan, corpora, ledger, say)
-    sweep = _Sweep(plan, corpora, embeddings, mechanism, parameter, ReleaseCache(cache_folder), ledger, say)
-    sweep.attacker_mechanism = as_attacker(mechanism, plan.seed)
+    sweep = build_sweep(plan, corpora, embeddings, stage, ReleaseCache(cache_folder), clock, say)
+    mechanism, parameter = sweep.mechanism, sweep.parameter
     if plan.attacker_model is not None:
-        sweep.attacker_mechanism = _attacker_mechanism(plan, mechanism, embeddings, first, stage)
+        sweep.attacker_mechanism = _attacker_mechanism(plan, mechanism, embeddings, stage)
         say(f"release-trained attacks learn from the attacker's own model in {plan.attacker_model}")
-    with ledger.timed("fit attacks"):
+    with clock.timed("fit attacks"):
         sweep.fit_clean_attacks()
-    with ledger.timed("prepare utility tasks"):
+    with clock.timed("prepare utility tasks"):
         sweep.prepare_utility()
 
-    points_spec = ([_Point(UNMODIFIED, None, released=False)] if plan.include_unmodified else []) + (
-        [_Point(f"{float(v):g}", float(v)) for v in plan.grid] if parameter is not None
-        else [_Point(plan.mechanism, None)])
-    ledger.total = sum(sweep.steps_per_point(point) for point in points_spec)
+    unmodified = [SweepPoint(UNMODIFIED, None, released=False)] if plan.include_unmodified else []
+    points_spec = unmodified + release_points(plan)
+    clock.total = sum(sweep.steps_per_point(point) for point in points_spec)
     points = [sweep.measure_point(point) for point in points_spec]
 
-    ledger.timings["total"] = round(time.perf_counter() - started, 3)
+    clock.timings["total"] = round(time.perf_counter() - started, 3)
     has_utility_corpus = sweep.has_utility_corpus
     return {
-        "textveil_version": _version(),
+        "textveil_version": __version__,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": _machine(),
+        "machine": describe_machine(),
         "plan": _shown_plan(plan, parameter),
         "mechanism": mechanism.fingerprint(),
         "corpora": {
-            role: _describe(corpus)
+            role: describe_corpus(corpus)
             for role, corpus in (
                 ("risk_known", corpora.risk_known), ("risk_unknown", corpora.risk_unknown),
                 ("utility_train", corpora.utility_train if has_utility_corpus else None),
@@ -324,14 +150,14 @@ def run_experiment(
         "topic_chance": (1 / len(sweep.utility_train.label_set)) if has_utility_corpus else None,
         "points": points,
         "utility_not_applicable": sweep.skipped_utility,
-        "timings": ledger.timings,
-        "task_seconds": ledger.task_seconds,
+        "timings": clock.timings,
+        "task_seconds": clock.task_seconds,
         "release_cache": {"hits": sweep.cache.hits, "misses": sweep.cache.misses,
                           "folder": str(cache_folder) if cache_folder else None},
     }
 
 
-def fit_for_sweep(mechanism: Mechanism, plan: ExperimentPlan, corpora: EvaluationCorpora, ledger: _Ledger,
+def fit_for_sweep(mechanism: Mechanism, plan: ExperimentPlan, corpora: EvaluationCorpora, clock: SweepClock,
                   say: Callable[[str], None], stage: str = "fit mechanism") -> None:
     """Fit a sweep's mechanism once, before any point: a trained model is released as trained;
     a model of each author learns from the known texts and their authors; any other learning
@@ -341,21 +167,43 @@ def fit_for_sweep(mechanism: Mechanism, plan: ExperimentPlan, corpora: Evaluatio
     elif mechanism.fit_uses_labels:  # a model of each author: on the known texts and their authors
         known = corpora.risk_known
         say(f"fitting mechanism {plan.mechanism} on {len(known)} known texts of {len(known.label_set)} authors")
-        with ledger.timed(stage):
+        with clock.timed(stage):
             mechanism.fit(known.texts, known.labels)
     elif mechanism.learns:  # once per sweep, on clean training texts only: never on the released ones
         training = _training_texts(corpora)
         say(f"fitting mechanism {plan.mechanism} on {len(training)} training texts")
-        with ledger.timed(stage):
+        with clock.timed(stage):
             mechanism.fit(training)
 
 
-def _attacker_mechanism(plan: ExperimentPlan, mechanism: Mechanism, embeddings: Any,
-                        first: dict[str, float], stage: EntityStage) -> Mechanism:
+def build_sweep(plan: ExperimentPlan, corpora: EvaluationCorpora, embeddings: Any, stage: EntityStage,
+                cache: ReleaseCache, clock: SweepClock, say: Callable[[str], None], *, build_stage: str | None = None,
+                fit_stage: str = "fit mechanism") -> Sweep:
+    """The sweep of ``plan``'s mechanism: built once through the entity ``stage`` (at the grid's
+    first value, with the plan's trained model), fitted once (:func:`fit_for_sweep`), its
+    release-trained attacks learning from what the attacker would release with it
+    (:func:`~textveil.pii.staged.as_attacker`). ``build_stage`` and ``fit_stage`` name those
+    steps in the clock's timings (building is timed only where ``build_stage`` is given)."""
+    with clock.timed(build_stage) if build_stage is not None else nullcontext():
+        mechanism = build_mechanism(plan.mechanism, plan.mechanism_options, embeddings, entities=stage,
+                                    model=plan.model, **first_setting(plan))
+    fit_for_sweep(mechanism, plan, corpora, clock, say, stage=fit_stage)
+    sweep = Sweep(plan, corpora, embeddings, mechanism, swept_parameter(plan), cache, clock, say)
+    sweep.attacker_mechanism = as_attacker(mechanism, plan.seed)
+    return sweep
+
+
+def release_points(plan: ExperimentPlan) -> list[SweepPoint]:
+    """The released points of a sweep: one for each value of the grid, or the mechanism's one
+    release where it has no parameter to sweep (its grid is empty: :func:`validate`)."""
+    return [SweepPoint(f"{float(v):g}", float(v)) for v in plan.grid] or [SweepPoint(plan.mechanism, None)]
+
+
+def _attacker_mechanism(plan: ExperimentPlan, mechanism: Mechanism, embeddings: Any, stage: EntityStage) -> Mechanism:
     """The attacker's own trained model: it must be the release's mechanism with the same settings."""
     assert plan.attacker_model is not None
     attacker = build_mechanism(plan.mechanism, plan.mechanism_options, embeddings, entities=stage,
-                               model=plan.attacker_model, **first)
+                               model=plan.attacker_model, **first_setting(plan))
     ours, theirs = mechanism.fingerprint()["parameters"], attacker.fingerprint()["parameters"]
     differing = sorted(k for k in set(ours) | set(theirs) if ours.get(k) != theirs.get(k))
     if differing:
@@ -365,7 +213,7 @@ def _attacker_mechanism(plan: ExperimentPlan, mechanism: Mechanism, embeddings: 
 
 
 @dataclass(frozen=True)
-class _Point:
+class SweepPoint:
     """One point of a sweep: the unmodified text, a value of the swept parameter, or the one
     release of a mechanism that has no parameter to sweep."""
 
@@ -393,60 +241,6 @@ def _shown_plan(plan: ExperimentPlan, parameter: str | None) -> dict[str, Any]:
 
 
 @dataclass
-class _Ledger:
-    """Where a sweep's time goes, and how far it has come.
-
-    ``timings`` is per stage. ``task_seconds`` is the same time by attack and utility task,
-    summed over the grid: it says which task to drop or speed up when a sweep is too slow.
-    """
-
-    progress: Callable[[str, int, int], None] | None = None
-    texts: Callable[[str, float, int], None] | None = None
-    """``texts(stage, done, total)``: told as a release goes, in texts (a language model's release
-    of a few hundred documents takes minutes: a log shows it moving)."""
-    timings: dict[str, float] = field(default_factory=dict)
-    task_seconds: dict[str, float] = field(default_factory=dict)
-    done: int = 0
-    total: int = 0
-
-    @contextmanager
-    def timed(self, stage: str, *books: dict[str, float]) -> Iterator[None]:
-        """Add the time of the ``with`` block to ``stage`` in each book (default: ``timings``)."""
-        clock = time.perf_counter()
-        yield
-        seconds = time.perf_counter() - clock
-        for book in books or (self.timings,):
-            book[stage] = round(book.get(stage, 0.0) + seconds, 3)
-
-    def step(self, stage: str) -> None:
-        self.done += 1
-        if self.progress is not None:
-            self.progress(stage, self.done, self.total)
-
-    def releasing(self, stage: str, total: int) -> _TextCount | None:
-        """A release's ``progress(n)``, passing the texts released so far on to ``texts``."""
-        return None if self.texts is None else _TextCount(self.texts, stage, total)
-
-
-class _TextCount:
-    """One release's texts, told as they are released (``count(n)``), and all of them at the end
-    (``finish()``: a release read back from the cache tells nothing on the way)."""
-
-    def __init__(self, told: Callable[[str, float, int], None], stage: str, total: int) -> None:
-        self.told, self.stage, self.total, self.done = told, stage, total, 0.0
-        told(stage, 0.0, total)
-
-    def __call__(self, count: float) -> None:
-        self.done += count
-        self.told(self.stage, self.done, self.total)
-
-    def finish(self) -> None:
-        if self.done < self.total:
-            self.done = float(self.total)
-            self.told(self.stage, self.done, self.total)
-
-
-@dataclass
 class _Measurement:
     """One release of one point, measured: attack results per training, utility, release stats."""
 
@@ -460,14 +254,14 @@ class _Measurement:
     """A keyed mechanism's release under frequency analysis."""
 
 
-class _Sweep:
+class Sweep:
     """The state a sweep shares between its points: corpora, embeddings, the mechanism (fitted
-    once), fitted attacks, prepared utility tasks, the release cache and the ledger."""
+    once), fitted attacks, prepared utility tasks, the release cache and the clock."""
 
     def __init__(self, plan: ExperimentPlan, corpora: EvaluationCorpora, embeddings: Any, mechanism: Mechanism,
-                 parameter: str | None, cache: ReleaseCache, ledger: _Ledger, say: Callable[[str], None]) -> None:
-        self.plan, self.corpora, self.embeddings, self.cache, self.ledger, self.say = (
-            plan, corpora, embeddings, cache, ledger, say)
+                 parameter: str | None, cache: ReleaseCache, clock: SweepClock, say: Callable[[str], None]) -> None:
+        self.plan, self.corpora, self.embeddings, self.cache, self.clock, self.say = (
+            plan, corpora, embeddings, cache, clock, say)
         self.mechanism, self.parameter = mechanism, parameter
         self.has_utility_corpus = corpora.utility_train is not None and corpora.utility_test is not None
         self.utility_train = corpora.utility_train if self.has_utility_corpus else corpora.risk_known
@@ -508,7 +302,7 @@ class _Sweep:
         known = self.corpora.risk_known
         for name in self.plan.attacks:
             hits = self.attack_cache.hits if self.attack_cache is not None else 0
-            with self.ledger.timed(f"fit {name}", self.ledger.task_seconds):
+            with self.clock.timed(f"fit {name}", self.clock.task_seconds):
                 self.clean_attacks[name] = self.fit_attack(name, known.texts)
             read = self.attack_cache is not None and self.attack_cache.hits > hits
             self.say(f"attack {name} {'read back, as fitted' if read else 'fitted'} on {len(known)} known texts")
@@ -528,7 +322,7 @@ class _Sweep:
                 self.skipped_utility[name] = reason
                 continue
             self.say(f"preparing utility task {name}")
-            with self.ledger.timed(f"prepare {name}", self.ledger.task_seconds):
+            with self.clock.timed(f"prepare {name}", self.clock.task_seconds):
                 runner.prepare(self.utility_train, self.utility_test)
             self.runners[name] = runner
 
@@ -542,15 +336,15 @@ class _Sweep:
 
     # -- per point ---------------------------------------------------------------------
 
-    def trainings_at(self, point: _Point) -> list[str]:
+    def trainings_at(self, point: SweepPoint) -> list[str]:
         """The trainings measured at a point: the unmodified text is measured once, clean."""
         return list(self.plan.trainings) if point.released else ["clean"]
 
-    def same_key_at(self, point: _Point) -> bool:
+    def same_key_at(self, point: SweepPoint) -> bool:
         """Whether the same-key training is measured at a point (a keyed mechanism's releases)."""
         return self.keyed and self.plan.same_key and point.released
 
-    def steps_per_point(self, point: _Point) -> int:
+    def steps_per_point(self, point: SweepPoint) -> int:
         releases = self.plan.repeats if point.released else 1
         trainings = self.trainings_at(point)
         per_release = 1 + len(self.plan.attacks) * len(trainings) + ("release" in trainings) + len(self.runners)
@@ -558,7 +352,7 @@ class _Sweep:
             per_release += 1 + (1 + len(self.plan.attacks)) * self.same_key_at(point)
         return releases * per_release
 
-    def measure_point(self, point: _Point) -> dict[str, Any]:
+    def measure_point(self, point: SweepPoint) -> dict[str, Any]:
         plan = self.plan
         # The unmodified text has no randomness: one measurement says all there is. A mechanism
         # without a swept parameter seeds its one point as the value 0 would be.
@@ -595,20 +389,19 @@ class _Sweep:
         self.say(_point_summary(self.parameter or "", result, len(seeds)))
         return result
 
-    def measure_release(self, point: _Point, seed: int | None, seconds: dict[str, float]) -> _Measurement:
+    def measure_release(self, point: SweepPoint, seed: int | None, seconds: dict[str, float]) -> _Measurement:
         """Release the point once (its unknown, utility and, for release training, known
         texts), score every attack under every training and every utility task on it."""
         stage = f"{self.parameter} {point.label}" if self.parameter else point.label
-        ledger, books = self.ledger, (self.ledger.timings, seconds)
-        seeds = dict(zip(RELEASE_ROLES, _point_seeds(seed, len(RELEASE_ROLES))))
+        clock, books = self.clock, (self.clock.timings, seconds)
+        seeds = dict(zip(RELEASE_ROLES, point_seeds(seed, len(RELEASE_ROLES))))
         release_stats = _empty_stats(point)
         key = None
-        with ledger.timed("release", *books):
+        with clock.timed("release", *books):
             if self.keyed and point.released:
-                # encoded here, never read from the cache: the key (kept in memory only, for the
-                # owner's scoring of frequency analysis) would not be there
-                released_risk, key = self.release_with_key(self.corpora.risk_unknown, point, seeds["risk"],
-                                                           release_stats)
+                # encoded here, never read from the cache: the key (in memory only) would not be there
+                keyed = self.mechanism.with_params(**self.changes_at(point, seeds["risk"]))
+                released_risk, key = release_with_key(keyed, self.corpora.risk_unknown, release_stats)
             else:
                 released_risk = self.release(self.corpora.risk_unknown, point, seeds["risk"], release_stats,
                                              stage=f"{stage}: releasing the unknown texts")
@@ -617,28 +410,29 @@ class _Sweep:
                                              stage=f"{stage}: releasing the utility texts")
                                 if self.has_utility_corpus and not (self.keyed and not self.runners)
                                 else released_risk)
-        ledger.step(f"{stage}: released")
+        clock.step(f"{stage}: released")
         measurement = _Measurement({}, {}, with_changed_fraction(release_stats))
         unknown_labels = released_risk.labels if released_risk.labels is not None else self.corpora.risk_unknown.labels
         if key is not None:
-            with ledger.timed("frequency analysis", *books), ledger.timed("frequency analysis", ledger.task_seconds):
-                measurement.frequency = self.frequency(released_risk, key)
-            ledger.step(f"{stage}: frequency analysis")
+            with clock.timed("frequency analysis", *books), clock.timed("frequency analysis", clock.task_seconds):
+                measurement.frequency = frequency_analysis(released_risk, key, self.corpora.risk_known.texts,
+                                                           self.plan.mechanism_options.get("part_size"))
+            clock.step(f"{stage}: frequency analysis")
 
         if "clean" in self.trainings_at(point):
-            with ledger.timed("attacks", *books):
+            with clock.timed("attacks", *books):
                 measurement.attacks["clean"] = {
                     name: self.score(name, attack, released_risk.texts, unknown_labels, "clean", stage)
                     for name, attack in self.clean_attacks.items()
                 }
         if "release" in self.trainings_at(point):
             known_stats = _empty_stats(point)
-            with ledger.timed("release known texts", *books):
+            with clock.timed("release known texts", *books):
                 released_known = self.release(self.corpora.risk_known, point, seeds["known"], known_stats,
                                               self.attacker_mechanism, stage=f"{stage}: releasing the known texts")
-            ledger.step(f"{stage}: released known texts")
+            clock.step(f"{stage}: released known texts")
             measurement.known_release = with_changed_fraction(known_stats)
-            with ledger.timed("attacks (release-trained)", *books):
+            with clock.timed("attacks (release-trained)", *books):
                 measurement.attacks["release"] = {
                     name: self.score(name, self.fit_release_trained(name, released_known), released_risk.texts,
                                      unknown_labels, "release", stage)
@@ -648,28 +442,25 @@ class _Sweep:
             measurement.attacks[SAME_KEY], measurement.same_key_release = self.measure_same_key(
                 point, seeds[SAME_KEY], stage, books)
 
-        with ledger.timed("utility", *books):
+        with clock.timed("utility", *books):
             for name, runner in self.runners.items():
-                with ledger.timed(f"measure {name}", ledger.task_seconds):
+                with clock.timed(f"measure {name}", clock.task_seconds):
                     measurement.utility[name] = runner.measure(
                         released_utility.texts, None if released_utility.aligned else released_utility.labels)
-                ledger.step(f"{stage}: {name}")
+                clock.step(f"{stage}: {name}")
         return measurement
 
-    def release(self, corpus: LabelledCorpus, point: _Point, seed: int | None, stats: dict[str, Any],
+    def release(self, corpus: LabelledCorpus, point: SweepPoint, seed: int | None, stats: dict[str, Any],
                 mechanism: Mechanism | None = None, stage: str = "releasing") -> CorpusRelease:
         """A corpus released at one point (the unmodified point is the text itself) by the sweep's
         mechanism (or ``mechanism``), its statistics added to ``stats`` whether it was released
-        now or read from the cache; its texts told to the ledger as ``stage`` goes."""
+        now or read from the cache; its texts told to the clock as ``stage`` goes."""
         if not point.released:
             return CorpusRelease(list(corpus.texts), list(corpus.labels), True, {})
-        changes: dict[str, Any] = {"seed": seed}
-        if self.parameter is not None:
-            changes[self.parameter] = point.value
         hits = self.cache.hits
-        counted = self.ledger.releasing(stage, len(corpus))
-        released = release_corpus((mechanism or self.mechanism).with_params(**changes), corpus, self.cache,
-                                  progress=counted)
+        counted = self.clock.releasing(stage, len(corpus))
+        released = release_corpus((mechanism or self.mechanism).with_params(**self.changes_at(point, seed)), corpus,
+                                  self.cache, progress=counted)
         if counted is not None:
             counted.finish()
         for key, count in released.stats.items():
@@ -678,63 +469,38 @@ class _Sweep:
         stats["read_from_cache"] = stats.get("read_from_cache", 0) + self.cache.hits - hits
         return released
 
-    def release_with_key(self, corpus: LabelledCorpus, point: _Point, seed: int | None,
-                         stats: dict[str, Any]) -> tuple[CorpusRelease, Any]:
-        """A keyed mechanism's release of ``corpus`` at one point, with its key (in memory only)."""
+    def changes_at(self, point: SweepPoint, seed: int | None) -> dict[str, Any]:
+        """The parameters a release at ``point`` changes: its seed, and the swept parameter's value."""
         changes: dict[str, Any] = {"seed": seed}
         if self.parameter is not None:
             changes[self.parameter] = point.value
-        released, key = encode_corpus(self.mechanism.with_params(**changes), corpus)
-        for name, count in released.stats.items():
-            stats[name] = stats.get(name, 0) + count
-        stats["read_from_cache"] = stats.get("read_from_cache", 0)
-        return released, key
+        return changes
 
-    def frequency(self, released: CorpusRelease, key: Any) -> dict[str, Any]:
-        """Frequency analysis of a keyed release, scored with its key."""
-        from textveil.evaluation.frequency_risk import frequency_recovery
-
-        return frequency_recovery([text.split() for text in released.texts], key,
-                                  known_texts=self.corpora.risk_known.texts,
-                                  part_size=self.plan.mechanism_options.get("part_size"))
-
-    def measure_same_key(self, point: _Point, seed: int | None, stage: str, books: tuple[dict[str, float], ...]
+    def measure_same_key(self, point: SweepPoint, seed: int | None, stage: str, books: tuple[dict[str, float], ...]
                          ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
         """The same-key training: the known and unknown texts encoded together under one key (one
-        corpus release); each attack fitted on the known texts' code words and scored on the
-        unknown texts' code words of that release. Returns the results and the release's stats.
-
-        The two are encoded in one random order (drawn from ``seed``), as a corpus of posts mixes
-        its authors' labelled and unlabelled texts: PIVOT fills a word's code words in corpus order,
-        so texts that stand near each other share code words, and the known texts all before the
-        unknown ones would share fewer with them than a real corpus's texts do."""
-        known, unknown = self.corpora.risk_known, self.corpora.risk_unknown
-        texts, labels = known.texts + unknown.texts, known.labels + unknown.labels
-        order_seed, release_seed = _point_seeds(seed, 2)
-        order = [int(i) for i in np.random.default_rng(order_seed).permutation(len(texts))]
-        joint = LabelledCorpus([texts[i] for i in order], [labels[i] for i in order],
-                               name=f"{known.name} + {unknown.name}")
+        corpus release, :func:`~textveil.evaluation.code_words.joint_corpus`); each attack fitted on
+        the known texts' code words and scored on the unknown texts' code words of that release.
+        Returns the results and the release's stats."""
+        known = self.corpora.risk_known
+        order_seed, release_seed = point_seeds(seed, 2)
+        joint, order = joint_corpus(known, self.corpora.risk_unknown, order_seed)
         stats = _empty_stats(point)
-        with self.ledger.timed("release known and unknown texts under one key", *books):
+        with self.clock.timed("release known and unknown texts under one key", *books):
             released = self.release(joint, point, release_seed, stats)
-        self.ledger.step(f"{stage}: released known and unknown texts under one key")
-        cut = len(known)
-        released_labels = released.labels if released.labels is not None else joint.labels
-        known_at = [place for place, index in enumerate(order) if index < cut]
-        unknown_at = sorted((place for place, index in enumerate(order) if index >= cut), key=lambda p: order[p])
-        known_texts, known_labels = [released.texts[p] for p in known_at], [released_labels[p] for p in known_at]
-        unknown_texts = [released.texts[p] for p in unknown_at]
-        unknown_labels = [released_labels[p] for p in unknown_at]
+        self.clock.step(f"{stage}: released known and unknown texts under one key")
+        known_texts, known_labels, unknown_texts, unknown_labels = split_joint_release(released, joint, order,
+                                                                                       len(known))
         results = {}
-        with self.ledger.timed("attacks (same-key)", *books):
+        with self.clock.timed("attacks (same-key)", *books):
             for name in self.plan.attacks:
-                with self.ledger.timed(f"fit {line_label(name, SAME_KEY)}", self.ledger.task_seconds):
+                with self.clock.timed(f"fit {line_label(name, SAME_KEY)}", self.clock.task_seconds):
                     attack = self.fit_attack(name, known_texts, known_labels)
                 results[name] = self.score(name, attack, unknown_texts, unknown_labels, SAME_KEY, stage)
         return results, with_changed_fraction(stats)
 
     def fit_release_trained(self, name: str, released_known: CorpusRelease) -> Any:
-        with self.ledger.timed(f"fit {line_label(name, 'release')}", self.ledger.task_seconds):
+        with self.clock.timed(f"fit {line_label(name, 'release')}", self.clock.task_seconds):
             return self.fit_attack(name, released_known.texts, released_known.labels)
 
     def score(self, name: str, attack: Any, released_unknown: list[str], labels: list[str], training: str,
@@ -742,82 +508,17 @@ class _Sweep:
         """Top-k identification by a fitted attack of the released unknown texts' authors."""
         task = line_label(name, training) if training != "clean" else name
         plan = self.plan
-        with self.ledger.timed(f"attack {task}", self.ledger.task_seconds):
+        with self.clock.timed(f"attack {task}", self.clock.task_seconds):
             # fit=False: the attack is already fitted, so the known texts passed are not read
             result = evaluate_attack(
                 attack, [], [], released_unknown, labels,
                 top_k=plan.top_k, collapse_per_label=plan.collapse_per_label, fit=False,
             ).to_dict()
-        self.ledger.step(f"{stage}: {line_label(name, training)}")
+        self.clock.step(f"{stage}: {line_label(name, training)}")
         return result
 
 
-def releases_code_words(name: str) -> bool:
-    """Whether mechanism ``name`` releases opaque code words under a secret key (its guarantee is
-    l-privacy: PIVOT), rather than text a reader or a text model can read.
-
-    >>> releases_code_words("pivot"), releases_code_words("emp"), releases_code_words("")
-    (True, False, False)
-    """
-    return bool(name) and name in MECHANISMS and MECHANISMS.entry(name).guarantee == "l-privacy"
-
-
-def not_applicable(task: str, name: str, corpus_level: bool) -> str | None:
-    """Why utility ``task`` does not apply to the releases of mechanism ``name``, or None: a
-    mechanism that releases a new corpus (``corpus_level``) has no text-by-text pairs to compare,
-    and no task applies to a release of opaque code words.
-
-    >>> not_applicable("semantic-similarity", "redact", False) is None
-    True
-    >>> not_applicable("semantic-similarity", "synth", True)
-    'synth releases a new corpus, and semantic-similarity compares each text with its own release'
-    >>> not_applicable("unigram-cosine", "pivot", True).startswith("pivot releases opaque code words")
-    True
-    """
-    if releases_code_words(name):
-        return (f"{name} releases opaque code words (the owner keeps the key), and the utility tasks read a release "
-                "as English text: on code words their numbers would measure nothing. A code-word release serves its "
-                "owner, who decodes it exactly, and a third party who trains word embeddings on it (textveil pivot "
-                "decode-vectors maps them back); neither is a task of this harness")
-    if corpus_level and UTILITY_TASKS.entry(task).needs_aligned_pairs:
-        return f"{name} releases a new corpus, and {task} compares each text with its own release"
-    return None
-
-
-def combine_frequency(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Frequency analysis over repeated releases of a point: each number the mean of the releases'
-    (a reference that failed on any release keeps its first failure), with the values of tokens
-    recovered kept. One result is returned as it is."""
-    if len(results) == 1:
-        return results[0]
-    combined = dict(results[0])
-    for name in ("success_bound", "tokens_recoverable"):
-        combined[name] = float(np.mean([r[name] for r in results]))
-    references = {}
-    for reference, first in results[0]["references"].items():
-        runs = [r["references"][reference] for r in results]
-        failed = next((run for run in runs if "error" in run), None)
-        if failed is not None:
-            references[reference] = failed
-            continue
-        merged = dict(first)
-        for name, value in first.items():
-            values = [run[name] for run in runs]
-            # a count class is a name, not a quantity: each release's best class is its own
-            if name != "max_class" and isinstance(value, (int, float)) and not isinstance(value, bool) \
-                    and None not in values:
-                merged[name] = float(np.mean(values))
-        merged["max_class"] = [run["max_class"] for run in runs]
-        merged["tokens_recovered_values"] = [float(run["tokens_recovered"]) for run in runs]
-        references[reference] = merged
-    combined["references"] = references
-    measured = [entry["tokens_recovered"] for entry in references.values() if "tokens_recovered" in entry]
-    combined["tokens_recovered_max"] = max(measured) if measured else None
-    combined["releases"] = len(results)
-    return combined
-
-
-def _empty_stats(point: _Point) -> dict[str, Any]:
+def _empty_stats(point: SweepPoint) -> dict[str, Any]:
     """Release statistics before any release: the unmodified text protects no word."""
     return {"words_protected": 0, "words_changed": 0} if point.released else {"words_protected": 0}
 
@@ -838,11 +539,5 @@ def _point_summary(parameter: str, point: dict[str, Any], releases: int) -> str:
     )
 
 
-def _version() -> str:
-    from textveil.version import __version__
-
-    return __version__
-
-
-def _describe(corpus: LabelledCorpus) -> dict[str, Any]:
+def describe_corpus(corpus: LabelledCorpus) -> dict[str, Any]:
     return {"name": corpus.name, "documents": len(corpus), "labels": len(corpus.label_set), "hash": corpus.content_hash()}

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from textveil.atomic_files import atomic_write_text
 from textveil.corpus.labelled import LabelledCorpus
-from textveil.corpus.writing import atomic_write_text
 from textveil.mechanisms.base import CorpusRelease
 
 

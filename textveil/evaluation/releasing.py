@@ -72,12 +72,12 @@ def encode_corpus(mechanism: Any, corpus: LabelledCorpus) -> tuple[CorpusRelease
     (['the cat sat', 'the dog sat'], ['a', 'b'], 6)
     """
     from textveil.mechanisms.base import release_statistics
-    from textveil.pii.screened import Screened, screen_corpus
+    from textveil.pii.staged import StagedMechanism, corpus_through_stage
 
     texts, stats = list(corpus.texts), {}
     encoder = mechanism
-    if isinstance(mechanism, Screened):
-        texts, replaced = screen_corpus(mechanism.stage, texts)
+    if isinstance(mechanism, StagedMechanism):
+        texts, replaced = corpus_through_stage(mechanism.stage, texts)
         if mechanism.stage.options.enabled:
             stats["entities_replaced"] = sum(replaced.values())
         encoder = mechanism.mechanism

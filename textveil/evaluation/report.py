@@ -3,7 +3,7 @@ HTML page (figures embedded), plus the figures as PNG files. Every file is writt
 
 A keyed release (PIVOT) gets its own wording: what each of its three trainings means and which
 one the threat model of a corpus release implies, its frequency analysis against the claim 1/l,
-and why no utility task is reported (:mod:`textveil.evaluation.experiment`)."""
+and why no utility task is reported (:mod:`textveil.evaluation.code_words`)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
+from textveil.atomic_files import atomic_write_bytes, atomic_write_text
 from textveil.evaluation.plots import risk_utility_maps, topk_curves
 from textveil.evaluation.tradeoff import BEST_ATTACK, halving_points
-from textveil.evaluation.experiment import UNMODIFIED, releases_code_words
+from textveil.evaluation.code_words import releases_code_words
+from textveil.evaluation.experiment_plan import UNMODIFIED
 from textveil.evaluation.trainings import (
     SAME_KEY_RESULTS,
     attack_lines,

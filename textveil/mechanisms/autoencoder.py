@@ -48,7 +48,7 @@ from textveil.mechanisms.trained_network import TrainedNetwork
 from textveil.models.device import check_device, resolve_device
 from textveil.privacy.claims import ReleaseView
 from textveil.privacy.exponential_mechanism import two_set_token_epsilon
-from textveil.privacy.guarantee import Guarantee, unprotected_by_layout
+from textveil.privacy.guarantee import Guarantee
 from textveil.text.casing import public_casing_table
 from textveil.text.layout import PUBLIC_MARKS, is_mark, release_units, render_public_layout
 
@@ -357,7 +357,7 @@ class AutoEncoderMechanism(TrainedNetwork, Mechanism):
 
     def _guarantee(self, text: str, tokens: int) -> Guarantee:
         seen = bool(np.isin(_text_digest(text), self.training_digests_)) if tokens else False
-        unprotected = unprotected_by_layout("public", tokens) + ((IN_TRAINING_DATA,) if seen else ())
+        exceptions = ((IN_TRAINING_DATA, None),) if seen else ()  # the layout's counts are the Guarantee's own
         assumptions = (
             "the model (its vocabulary of "
             f"{len(self.vocabulary_):,} entries and its weights) was trained on texts other than the released ones",
@@ -388,9 +388,7 @@ class AutoEncoderMechanism(TrainedNetwork, Mechanism):
             )
         return Guarantee(
             mechanism=self.name, epsilon=per_token, kind="dp", unit="token", composition="sequential",
-            words_protected=tokens, layout="public", unprotected=unprotected, assumptions=assumptions,
-            statement=how + " Released unprotected: " + "; ".join(unprotected) + ". Assumes: "
-            + "; ".join(assumptions) + ".",
+            words_protected=tokens, layout="public", unprotected_in_record=exceptions, assumptions=assumptions, how=how,
         )
 
 

@@ -168,6 +168,10 @@ class Mechanism:
     """Whether releases are drawn at random (False: the same text always gives the same release)."""
     release_command: ClassVar[str] = ""
     """The command that releases with this mechanism when ``textveil sanitize`` cannot (a key to keep)."""
+    trains_network: ClassVar[bool] = False
+    """Whether fitting trains a network in epochs (``train``, checkpoints a later run may continue)."""
+    writes_synthetic_corpus: ClassVar[bool] = False
+    """Whether a trained model writes a synthetic corpus for given users (``synthesize``)."""
     placeholder_rule: ClassVar[str] = "each placeholder is one word token, treated like any other word"
     """What the mechanism does with the entity stage's placeholders (``<PERSON>``, one token each,
     :mod:`textveil.text.placeholders`): a public rule, stated in the Guarantee of a release that
@@ -339,8 +343,8 @@ class Mechanism:
     def save(self, folder: str | Path) -> Path:
         """Write the mechanism (parameters, what it learned, a manifest) to ``folder``; secrets
         go to ``secrets.json`` (readable by the owner only), never into the manifest."""
+        from textveil.atomic_files import atomic_write_bytes, atomic_write_text
         from textveil.version import __version__
-        from textveil.corpus.writing import atomic_write_bytes, atomic_write_text
 
         target = Path(folder)
         if target.exists() and not target.is_dir():

@@ -30,7 +30,7 @@ from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import InvalidParameterError
 from textveil.mechanisms.sampling import sample_laplace_noise
 from textveil.mechanisms.substitution import TokenPlan, TokenSubstitution
-from textveil.privacy.guarantee import Guarantee
+from textveil.privacy.guarantee import Guarantee, unprotected_by_layout
 
 OOV_POLICIES = ("perturb", "keep", "drop")
 OUTPUT_MODES = ("text", "bag")
@@ -73,7 +73,7 @@ class EarthMoversPrivacy(TokenSubstitution):
         Integer for reproducible releases; ``None`` draws OS entropy.
     placeholders:
         Whether the vocabulary holds the entity stage's placeholders (``<PERSON>``, ...): set by
-        the stage that writes them (:class:`textveil.pii.Screened`); off, the release is drawn
+        the stage that writes them (:class:`textveil.pii.StagedMechanism`); off, the release is drawn
         from the embeddings' own entries alone.
 
     >>> from textveil.embeddings import WordEmbeddings
@@ -173,5 +173,7 @@ class EarthMoversPrivacy(TokenSubstitution):
             tokens_passed_through=plan.kept,
             tokens_dropped=len(plan.dropped),
             layout=self.release_layout,
+            unprotected_in_general=unprotected_by_layout(self.release_layout, self.passes_through),
+            policies=self.policies,
             assumptions=("the embeddings and their vocabulary are public, fixed before the release",),
         )

@@ -137,7 +137,7 @@ def _memo_path(language_model: Any, size: int, version: str) -> Any:
 
 
 def _remember(memo: Any, ids: np.ndarray) -> None:
-    from textveil.corpus.writing import atomic_write_text
+    from textveil.atomic_files import atomic_write_text
 
     try:
         memo.parent.mkdir(parents=True, exist_ok=True)

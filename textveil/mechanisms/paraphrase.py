@@ -24,7 +24,8 @@ token included, by the exponential mechanism
     Pr[v] proportional to exp(epsilon * u(v) / (2 w))
 
 over the model's output vocabulary (its control tokens other than the end tokens left out, a
-public choice), with one of two scores whose range has width w for every input:
+public choice), with one of two scores whose range has width w for every input
+(:mod:`textveil.mechanisms.scores`):
 
 - ``relative`` (the default): u(v) = clip(logit_v - max_u logit_u, -w, 0). Every token within w
   of the step's best is drawn as by plain sampling at temperature 2w / epsilon; every token
@@ -32,6 +33,10 @@ public choice), with one of two scores whose range has width w for every input:
 - ``clipped`` (DP-Prompt's): u(v) = clip(logit_v, b2 - w, b2), b2 = ``clip_high``. The tokens
   above b2 tie, and where a step's logits sit low most of the mass lies on the floor's 49k
   tokens: measured here, it writes gibberish where ``relative`` is readable (docs/results).
+
+The template is :mod:`textveil.mechanisms.prompting`'s; how a batch of documents becomes decode
+rows (sections, streams, the line-break stop rule) is :mod:`textveil.mechanisms.unit_plan`'s; the
+draw, wherever the engine left the logits, is :mod:`textveil.mechanisms.sampling`'s.
 
 Sensitivity: u(x, v) lies in an interval of width w whatever the input x (and whatever the
 tokens drawn before), so |u(x, v) - u(x', v)| <= w for any two inputs; the exponential mechanism
@@ -44,24 +49,28 @@ line break is a token like any other), so it is covered; a reply that reaches L 
 there, a public rule. Nothing is copied from the input but the number of units (named
 unprotected). w is public and fixed
 before any private text is seen: the default 15 was set before any private text was read, and
-:func:`calibrate_width` on public text (the model's own paraphrases of public-domain openings)
+:func:`textveil.evaluation.width_calibration.calibrate_width` on public text (the model's own
+paraphrases of public-domain openings)
 finds 13.5 the smallest width whose floor holds at most 0.001 of the model's probability at the
 median step; 15 keeps more of the model's distribution above the floor.
 
 ``restyle`` is the same model and template sampled at a temperature with no privacy
 accounting: the style-normalisation baseline, its risk measured, not bounded.
 
->>> from textveil.mechanisms.paraphrase import relative_scores, clipped_scores
->>> relative_scores(np.array([[30.0, 25.0, 2.0]]), width=15.0).tolist()
-[[0.0, -5.0, -15.0]]
->>> clipped_scores(np.array([[30.0, 25.0, 2.0]]), high=22.0, width=15.0).tolist()
-[[22.0, 22.0, 7.0]]
+>>> from textveil.models.toy_language_model import toy_language_model
+>>> toy = toy_language_model(["calm", "sea"])
+>>> mechanism = Paraphrase(30.0, language_model=toy, max_new_tokens=4, seed=1)
+>>> mechanism.planned_spend("calm sea")  # one unit of at most L = 4 draws, each epsilon = 30
+(120.0, 'dp epsilon per document')
+>>> release = mechanism.sanitize("calm sea")
+>>> release.units, set(release.text.split()) <= {"calm", "sea", "system", "user", "assistant"}
+(1, True)
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -69,93 +78,26 @@ import numpy as np
 from textveil.errors import InputError, InvalidParameterError
 from textveil.mechanisms.base import Mechanism, ProgressCallback, Release
 from textveil.mechanisms.document_units import join_units
+from textveil.mechanisms.prompting import context_prompt, template_opening, template_prompt, with_placeholder_note
 from textveil.mechanisms.redaction import no_guarantee
 from textveil.mechanisms.sampling import (
+    child_generator,
     make_rng,
-    sample_clipped_exponential_rows,
-    sample_clipped_exponential_rows_torch,
-    sample_exponential_mechanism_rows,
-    sample_exponential_mechanism_rows_torch,
+    sample_clipped_exponential_logits,
+    sample_exponential_mechanism_logits,
+)
+from textveil.mechanisms.scores import DEFAULT_CLIP_HIGH, DEFAULT_WIDTH, clipped_logit_scores, score_range
+from textveil.mechanisms.unit_plan import (
+    CONTEXT_MARGIN,
+    SECTION_UNITS,
+    UnitPlan,
+    line_break_tokens,
+    model_units,
+    units_progress,
 )
 from textveil.models.device import check_device
 from textveil.privacy.claims import ReleaseView
 from textveil.privacy.guarantee import Guarantee
-from textveil.text.placeholders import is_placeholder
-from textveil.text.tokenize import find_words
-
-SYSTEM_PROMPT = "You rewrite texts in plain, neutral English."
-INSTRUCTION = "Paraphrase the following text in your own words:"
-"""The default public template: the model reads SYSTEM_PROMPT, then INSTRUCTION, an empty line and the input."""
-NEUTRAL_INSTRUCTION = ("Rewrite the following text in plain, neutral English, keeping what it says. Do not describe it "
-                       "or comment on it: reply with the rewritten text only.")
-EXAMPLE = ("honestly i cant believe how long the line was at the post office today!!! waited like an hour lol, "
-           "never again",
-           "The queue at the post office was very long today. I waited for about an hour and will not go back.")
-"""A public example exchange for the one-shot prompt, written for it (no released text in it)."""
-
-
-@dataclass(frozen=True)
-class PromptTemplate:
-    """A public prompt: the system prompt (None: the model's own default), the instruction put
-    before the input, and an optional example exchange shown first."""
-
-    system: str | None
-    instruction: str
-    example: tuple[str, str] | None = None
-
-
-PROMPTS = {
-    "paraphrase": PromptTemplate(SYSTEM_PROMPT, INSTRUCTION),
-    "neutral": PromptTemplate(SYSTEM_PROMPT, NEUTRAL_INSTRUCTION),
-    "one-shot": PromptTemplate(SYSTEM_PROMPT, NEUTRAL_INSTRUCTION, (f"{NEUTRAL_INSTRUCTION}\n\n{EXAMPLE[0]}",
-                                                                    EXAMPLE[1])),
-    "default-system": PromptTemplate(None, INSTRUCTION),
-}
-"""The public prompts a release may use (the ``prompt`` parameter), each fixed before any private text:
-``paraphrase`` (the default), ``neutral`` (a plain rewrite, no comment), ``one-shot`` (``neutral`` after
-a public example) and ``default-system`` (``paraphrase`` under the model's own system prompt)."""
-
-DEFAULT_WIDTH = 15.0
-"""w, fixed before any private text was read; public-text calibration (:func:`calibrate_width`) gives 13.5."""
-DEFAULT_CLIP_HIGH = 24.0
-"""b2 for the ``clipped`` score: the median of the steps' largest logits on the same public text (23.9)."""
-SEED_BOUND = 2**63
-"""A text's own generator is seeded from its parent's stream with an integer below this."""
-
-
-def relative_scores(logits: np.ndarray, width: float) -> np.ndarray:
-    """u(v) = clip(logit_v - max logit, -width, 0), row by row: in [-width, 0] for any logits."""
-    logits = np.asarray(logits, dtype=np.float64)
-    return np.clip(logits - logits.max(axis=-1, keepdims=True), -width, 0.0)
-
-
-def clipped_scores(logits: np.ndarray, high: float, width: float) -> np.ndarray:
-    """u(v) = clip(logit_v, high - width, high): DP-Prompt's score, in a fixed interval of width ``width``."""
-    return np.clip(np.asarray(logits, dtype=np.float64), high - width, high)
-
-
-def on_device(logits: Any) -> bool:
-    """Whether a step's logits are a torch tensor on an accelerator (left where the engine computed
-    them): drawn there. Logits on the host, a NumPy array or a CPU tensor, go to the NumPy draw,
-    whose counted floor is the faster one on a CPU (the same distribution and tokens)."""
-    return type(logits).__module__.startswith("torch") and logits.device.type != "cpu"
-
-
-def on_host(logits: Any) -> Any:
-    """The step's logits as NumPy where they are not :func:`on_device` (a CPU tensor viewed)."""
-    return logits.float().numpy() if type(logits).__module__.startswith("torch") else logits
-
-
-def positions_on_host(positions: Any) -> np.ndarray:
-    """A device draw's positions as a NumPy array (a row's token is needed on the host to end
-    or continue it)."""
-    return positions.cpu().numpy()
-
-
-def text_generator(parent: np.random.Generator) -> np.random.Generator:
-    """A text's own stream, seeded from its parent's: drawn in text order, so a text's release
-    depends on its place in the input, never on the batch it is decoded in."""
-    return make_rng(int(parent.integers(0, SEED_BOUND)))
 
 
 class LanguageModelRewriter(Mechanism):
@@ -247,13 +189,9 @@ class LanguageModelRewriter(Mechanism):
 
     def all_units(self, text: str) -> list[str]:
         """Every unit of ``text`` (:meth:`units` before the ``max_units`` cap)."""
-        from textveil.mechanisms.document_units import document_units
-
-        if not text.strip():
+        if not text.strip():  # nothing to cut: the model is not loaded for it
             return []
-        lm = self._lm()
-        return document_units(text, self.unit, int(self.max_input_tokens), lambda piece: len(lm.encode(piece)),
-                              lambda piece, size: _token_windows(lm, piece, size))
+        return model_units(self._lm(), text, self.unit, int(self.max_input_tokens))
 
     def release_view(self, text: str) -> ReleaseView:
         """``text`` as the Guarantee sees it: its units (each read by the model with the unit before
@@ -284,16 +222,6 @@ class LanguageModelRewriter(Mechanism):
         """The output vocabulary's token ids, sorted."""
         return self.output_vocabulary().ids
 
-    def _device_candidates(self, logits: Any) -> Any:
-        """:meth:`_candidates` as a long tensor on the device of ``logits`` (moved there once)."""
-        import torch
-
-        ids = self._candidates()
-        kept = self.__dict__.get("_candidates_on_device")
-        if kept is None or kept[0] is not ids or kept[1].device != logits.device:
-            kept = self._candidates_on_device = (ids, torch.as_tensor(ids, dtype=torch.long, device=logits.device))
-        return kept[1]
-
     def fingerprint(self) -> dict[str, Any]:
         """As every mechanism's, with the engine that computes the logits (llama.cpp and its
         weights format, or transformers: two engines give different releases for one seed) and the
@@ -323,7 +251,7 @@ class LanguageModelRewriter(Mechanism):
         """Release many texts, decoded ``batch_size`` rows at a time (the engine's choice when None:
         16 on a CPU, 1,024 on a GPU), each text with its own random stream."""
         texts = list(texts)
-        return self._release(texts, [text_generator(self._rng) for _ in texts], progress)
+        return self._release(texts, [child_generator(self._rng) for _ in texts], progress)
 
     def sanitize_records(self, texts: Sequence[str], seeds: Sequence[int],
                          progress: ProgressCallback | None = None) -> list[Release]:
@@ -333,7 +261,7 @@ class LanguageModelRewriter(Mechanism):
         if len(seeds) != len(texts):
             raise InvalidParameterError(f"sanitize_records was given {len(seeds)} seeds for {len(texts)} texts: "
                                         "give one per text")
-        return self._release(texts, [text_generator(make_rng(int(seed))) for seed in seeds], progress)
+        return self._release(texts, [child_generator(make_rng(int(seed))) for seed in seeds], progress)
 
     def _release(self, texts: list[str], rngs: list[np.random.Generator],
                  progress: ProgressCallback | None) -> list[Release]:
@@ -360,16 +288,16 @@ class LanguageModelRewriter(Mechanism):
         # One row per unit, each drawing from its own stream, drawn in order from its text's stream
         # (so a release depends on the text and its seed, never on the batch or the schedule). An
         # empty text has no unit: it is released empty (named in every Guarantee).
-        plan = _UnitPlan()
+        plan = UnitPlan()
         left_out: list[int] = []
         for i, text in enumerate(texts):
             every = self.all_units(text)
             kept = self._capped(every)
             left_out.append(len(every) - len(kept))
-            plan.add(i, kept, [text_generator(rngs[i]) for _ in kept], SECTION_UNITS)
+            plan.add(i, kept, rngs[i], SECTION_UNITS)
         replies: list[tuple[list[int], bool]] = []
         if plan.units:
-            replies = self._decode_units(plan, _units_progress(progress, plan, len(texts)), decode)
+            replies = self._decode_units(plan, units_progress(progress, plan, len(texts)), decode)
         elif progress is not None and texts:
             progress(len(texts))
         releases = []
@@ -382,7 +310,7 @@ class LanguageModelRewriter(Mechanism):
                                     units_left_out=left_out[i]))
         return releases
 
-    def _decode_units(self, plan: _UnitPlan, progress: ProgressCallback | None, decode: Any
+    def _decode_units(self, plan: UnitPlan, progress: ProgressCallback | None, decode: Any
                       ) -> list[tuple[list[int], bool]]:
         """Every unit of ``plan`` decoded through the engine's batches together: a section's first
         unit at once, each later one as soon as the unit before it is written (its prompt holds that
@@ -448,162 +376,33 @@ class LanguageModelRewriter(Mechanism):
                 "sentence": "each sentence (cut after '.', '!', '?' or '…' and at paragraph ends)",
                 "text": "the text as few units as fit (whole paragraphs packed together)"}[self.unit]
 
-    def _template_rules(self, left_out: int = 0) -> tuple[str, ...]:
+    def _template_rules(self) -> tuple[str, ...]:
+        """The public rules a release follows, as what every release leaves unprotected (the units a
+        cap left out are the Guarantee's ``units_left_out``)."""
         cap = (f"; at most the first {self.max_units} units are rewritten, the rest is not read"
-               + (f" ({left_out} unit(s) of this input were left out)" if left_out else "")) if self.max_units else ""
+               if self.max_units else "")
         return (f"the number of units the input is cut into by a public rule: {self._unit_rule()} is a unit, and "
                 f"one longer than {self.max_input_tokens} model tokens is cut into runs of whole sentences, then words, "
                 f"then token windows; the release has one paragraph per unit{cap}",
                 "an empty input is released empty")
 
-    def _rounds_note(self) -> str:
-        """The later rounds of a release (``rewrites``), in words; empty for one round."""
+    def _rounds_note(self) -> tuple[str, ...]:
+        """The later rounds of a release (``rewrites``), in words, as the Guarantee's post-processing;
+        none for one round."""
         extra = int(self.rewrites) - 1
         if not extra:
-            return ""
-        return (f" The release was then rewritten {extra} more time(s) by the same model, prompt and draw, each round "
-                "reading only the text the round before it released: post-processing of the release, which costs no "
-                "privacy.")
-
-    def units_note(self, units: int, left_out: int) -> str:
-        """What a release's units were, in words (the CLI's summary says it)."""
-        return f"{units} unit(s) rewritten" + (f", {left_out} left out by max_units={self.max_units}" if left_out else "")
-
-
-SECTION_UNITS = 8
-"""How many consecutive units of a document form a section: a section's units are rewritten in
-order, each prompt holding the unit before it and its reply; sections are rewritten side by side,
-so a long document fills the engine's batches (a public constant: where sections start is a
-function of the text alone, never of the batch)."""
-CONTEXT_MARGIN = 16
-"""Tokens added to the bound on a prompt with context (a reply's tokens may merge differently once
-decoded to text and read again)."""
-
-
-class _UnitPlan:
-    """The units of a batch of texts as rows: each row's unit, stream, the row before it in its
-    section (None: a section's first) and the row after it."""
-
-    def __init__(self) -> None:
-        self.units: list[str] = []
-        self.streams: list[np.random.Generator] = []
-        self.previous: list[int | None] = []
-        self.following: list[int | None] = []
-        self.rows_of_text: dict[int, list[int]] = {}
-
-    def add(self, text: int, units: list[str], streams: list[np.random.Generator], section: int) -> None:
-        rows = []
-        for k, (unit, stream) in enumerate(zip(units, streams)):
-            row = len(self.units)
-            first_of_section = k % section == 0
-            self.units.append(unit)
-            self.streams.append(stream)
-            self.previous.append(None if first_of_section else row - 1)
-            self.following.append(None)
-            if not first_of_section:
-                self.following[row - 1] = row
-            rows.append(row)
-        if rows:
-            self.rows_of_text[text] = rows
-
-
-def _token_windows(language_model: Any, piece: str, size: int) -> list[str]:
-    """``piece`` cut into windows of at most ``size`` model tokens (a run with no space in it)."""
-    ids = language_model.encode(piece)
-    return [language_model.decode(ids[start:start + size]) for start in range(0, len(ids), size)]
-
-
-def line_break_tokens(language_model: Any) -> tuple[int, ...]:
-    """The model's tokens that hold a line break: a public stop rule ends a unit's reply at its
-    first line break (a unit is one paragraph of the release; what a small model writes after a
-    break is most often a remark about the task). Computed once per model."""
-    cache = language_model.__dict__
-    if "_line_break_tokens" not in cache:
-        vocabulary = language_model.tokenizer.get_vocab()
-        special = set(language_model.special_token_ids)
-        found = sorted(index for index in vocabulary.values()
-                       if index not in special and "\n" in language_model.decode([index]))
-        cache["_line_break_tokens"] = tuple(found)
-    return tuple(cache["_line_break_tokens"])
-
-
-PLACEHOLDER_NOTE = "(Keep {listed} exactly as written: each stands for a detail that was removed.)"
-"""A public note put after an input that holds the entity stage's placeholders, so the model copies
-them rather than guessing a name: the same words for every text, naming only the placeholders."""
-
-
-def with_placeholder_note(text: str) -> str:
-    """``text`` with :data:`PLACEHOLDER_NOTE` after it where it holds placeholders.
-
-    >>> print(with_placeholder_note("Ask <PERSON> in <LOCATION>, <PERSON>."))
-    Ask <PERSON> in <LOCATION>, <PERSON>.
-    <BLANKLINE>
-    (Keep <PERSON> and <LOCATION> exactly as written: each stands for a detail that was removed.)
-    >>> with_placeholder_note("No names here.")
-    'No names here.'
-    """
-    found = list(dict.fromkeys(word for word in find_words(text) if is_placeholder(word) and word.isupper()))
-    if not found:
-        return text
-    listed = found[0] if len(found) == 1 else ", ".join(found[:-1]) + " and " + found[-1]
-    return f"{text}\n\n{PLACEHOLDER_NOTE.format(listed=listed)}"
-
-
-INPUT_MARK = "\ue000"
-"""A private-use character standing for the input where the template is split in two."""
-
-
-def _template_parts(language_model: Any, prompt: str = "paraphrase") -> tuple[list[int], str, str]:
-    """The template ``prompt`` split where the input starts: the opening as token ids, the rest as
-    text, and the opening as text (computed once per model and prompt)."""
-    cache = language_model.__dict__.setdefault("_template_parts", {})
-    if prompt not in cache:
-        template = PROMPTS[prompt]
-        rendered = language_model.chat_text(template.system, f"{template.instruction}\n\n{INPUT_MARK}",
-                                            template.example)
-        head, tail = rendered.split(INPUT_MARK, 1)
-        cache[prompt] = (list(language_model.encode(head)), tail, head)
-    return cache[prompt]
-
-
-def template_opening(language_model: Any, prompt: str = "paraphrase") -> list[int]:
-    """The template's opening as token ids: the system prompt and the instruction, up to where the
-    input starts. It is tokenized on its own, so every prompt starts with exactly these tokens
-    whatever its input: the opening is read once, and it is a function of the public template
-    alone, never of which texts share a batch."""
-    return list(_template_parts(language_model, prompt)[0])
-
-
-def context_prompt(language_model: Any, text: str, prompt: str, previous: tuple[str, str]) -> list[int]:
-    """The template holding ``text`` after an earlier exchange: ``previous`` (the unit before it
-    and the reply released for it) as a user turn with the same instruction and the assistant's
-    answer. It starts with the same opening tokens as :func:`template_prompt`'s (the earlier turn
-    opens as every turn does), so both kinds of prompt share the opening read once."""
-    opening, _, head = _template_parts(language_model, prompt)
-    template = PROMPTS[prompt]
-    rendered = language_model.chat_text(template.system, f"{template.instruction}\n\n{text}", template.example,
-                                        history=((f"{template.instruction}\n\n{previous[0]}", previous[1]),))
-    if not rendered.startswith(head):  # pragma: no cover - a chat template that writes turns otherwise
-        raise InputError(f"the language model's chat template does not open an earlier turn as it opens the "
-                         f"prompt's; rewrite it with context=none")
-    return list(opening) + list(language_model.encode(rendered[len(head):]))
-
-
-def template_prompt(language_model: Any, text: str, prompt: str = "paraphrase") -> list[int]:
-    """The template holding ``text``: its opening's tokens, then the input and the rest of the
-    template tokenized together."""
-    opening, tail, _ = _template_parts(language_model, prompt)
-    return opening + list(language_model.encode(text + tail))
+            return ()
+        return (f"the release was rewritten {extra} more time(s) by the same model, prompt and draw, each round "
+                "reading only the text the round before it released",)
 
 
 class Paraphrase(LanguageModelRewriter):
     """The ``paraphrase`` mechanism (DP-Prompt): epsilon-DP per output token.
 
-    >>> from textveil.models.language_model import language_model_unavailable
-    >>> if language_model_unavailable() is None:  # doctest: +SKIP
-    ...     release = Paraphrase(30.0, max_new_tokens=40, seed=7).sanitize("The market rallied on Friday.")
-    ...     release.guarantee.document_epsilon
-    1200.0
+    >>> from textveil.models.toy_language_model import toy_language_model
+    >>> toy = toy_language_model(["calm", "sea"])
+    >>> Paraphrase(30.0, max_new_tokens=40, language_model=toy).planned_spend("calm sea\\n\\ncalm")  # 2 units
+    (2400.0, 'dp epsilon per document')
     """
 
     name = "paraphrase"
@@ -627,29 +426,20 @@ class Paraphrase(LanguageModelRewriter):
 
     def score_range(self) -> tuple[float, float, bool]:
         """The score as u(v) = clip(logit_v - s, low, high): (low, high, whether s is the step's
-        largest logit; else s = 0)."""
-        if self.score == "relative":
-            return -float(self.width), 0.0, True
-        return float(self.clip_high) - float(self.width), float(self.clip_high), False
+        largest logit; else s = 0), by :func:`~textveil.mechanisms.scores.score_range`."""
+        return score_range(self.score, self.width, self.clip_high)
 
     def scores(self, logits: np.ndarray) -> np.ndarray:
-        """The step's scores u(v) over the output vocabulary (rows: texts)."""
-        low, high, relative = self.score_range()
-        values = np.asarray(logits, dtype=np.float64)
-        shift = values.max(axis=-1, keepdims=True) if relative else 0.0
-        return np.clip(values - shift, low, high)
+        """The step's scores u(v) over the output vocabulary (rows: texts), the draw's own
+        (:func:`~textveil.mechanisms.scores.clipped_logit_scores`)."""
+        return clipped_logit_scores(logits, *self.score_range())
 
     def _draw(self, logits: Any, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
         # The exponential mechanism on these scores over the candidates; the floor is counted, not
-        # exponentiated (the same distribution, a fifth of the time). Logits left on a device by
-        # the engine are drawn there, with the same uniforms.
+        # exponentiated (the same distribution, a fifth of the time), wherever the logits are.
         low, high, relative = self.score_range()
-        if on_device(logits):
-            return positions_on_host(sample_clipped_exponential_rows_torch(
-                logits, self._device_candidates(logits), low, high, self.epsilon, rngs, relative=relative,
-                sensitivity=self.sensitivity))
-        return sample_clipped_exponential_rows(on_host(logits), candidates, low, high, self.epsilon, rngs, relative=relative,
-                                               sensitivity=self.sensitivity)
+        return sample_clipped_exponential_logits(logits, candidates, low, high, self.epsilon, rngs, relative=relative,
+                                                 sensitivity=self.sensitivity)
 
     def spend_per_release(self) -> tuple[float, str] | None:
         """epsilon * L * max_units per text where ``max_units`` caps the units (known before any text
@@ -673,7 +463,7 @@ class Paraphrase(LanguageModelRewriter):
         else:
             rating = f"clip(logit, {self.clip_high - self.width:g}, {self.clip_high:g})"
         unprotected = ("nothing copied from the input: every output token, the end token included, was drawn by "
-                       "the mechanism", *self._template_rules(left_out))
+                       "the mechanism", *self._template_rules())
         assumptions = (
             f"the language model ({self.model}) and the prompt template ('{self.prompt}') are public",
             f"its logits were computed by {self.engine_description()} (a public, fixed function of the input)",
@@ -687,23 +477,25 @@ class Paraphrase(LanguageModelRewriter):
                    f"{SECTION_UNITS} units) and the reply released for it as an earlier exchange: every token's "
                    "score still lies in an interval of width w whatever the input, so this costs nothing more."
                    if self.context == "previous" else "")
-        statement = (
+        how = (
             f"paraphrase: each output token v was drawn by the exponential mechanism with epsilon = {eps:g}, "
             f"Pr[v] proportional to exp(epsilon * u(v) / (2 w)) with w = {self.width:g}, over the output vocabulary "
             f"({self._vocabulary_size()}), scored by u(v) = {rating}: the score lies in an interval of width "
             f"{self.width:g} whatever the input, so its sensitivity is {self.width:g} and each draw is "
             f"{eps:g}-differentially private. The input was cut into {units} unit(s) by a public rule, and each unit "
             f"got its own reply of at most L = {limit} tokens, ended by an end token or a line break, both drawn "
-            f"like any other token ({draws} draws at most).{context}{self._rounds_note()} By adaptive sequential composition the "
+            f"like any other token ({draws} draws at most).{context} By adaptive sequential composition the "
             f"release is ({eps * draws:g})-differentially private against any other input text cut into as many "
             "units"
             + (f"; this release drew {drawn} token(s), so its own likelihood ratio is at most exp({eps * drawn:g})"
-               if units else "")
-            + ". Released unprotected: " + "; ".join(unprotected) + ". Assumes: " + "; ".join(assumptions) + "."
+               if units else "") + "."
         )
         return Guarantee(mechanism=self.name, epsilon=eps, kind="dp", unit="token", composition="sequential",
                          words_protected=draws if units else 0, layout="public",
-                         unprotected=unprotected, assumptions=assumptions, statement=statement)
+                         protected="every output token, the end token included, drawn anew (none is copied)",
+                         unprotected_in_general=unprotected, assumptions=assumptions, how=how,
+                         post_processing=self._rounds_note(), tokens_per_unit=limit, units_rewritten=units,
+                         units_left_out=left_out)
 
 
 class Restyle(LanguageModelRewriter):
@@ -723,81 +515,18 @@ class Restyle(LanguageModelRewriter):
                                seed=seed)
         self._init_model(language_model, batch_size, device)
 
-    def _draw(self, logits: np.ndarray, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
+    def _draw(self, logits: Any, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
         # Pr[v] proportional to exp(logit_v / T): the exponential mechanism's form with
         # epsilon / 2 = 1 / T on the raw logits, which are unbounded (no privacy is claimed).
-        if on_device(logits):
-            return positions_on_host(sample_exponential_mechanism_rows_torch(
-                logits.index_select(1, self._device_candidates(logits)), 2.0 / self.temperature, rngs))
-        return sample_exponential_mechanism_rows(on_host(logits)[:, candidates], 2.0 / self.temperature, rngs)
+        return sample_exponential_mechanism_logits(logits, candidates, 2.0 / self.temperature, rngs)
 
     def _guarantee(self, drawn: int, units: int, left_out: int = 0) -> Guarantee:
         return no_guarantee(
             self.name,
             f"The text was cut into {units} unit(s) by a public rule and each rewritten by the language model "
             f"{self.model} ({self.engine_description()}), sampled at temperature {self.temperature:g} (at most "
-            f"{self.max_new_tokens} tokens a unit).{self._rounds_note()}",
+            f"{self.max_new_tokens} tokens a unit).",
             ("anything the model copies from the input: names, places, numbers, rare words and phrasing",
-             "the input's content and much of its structure", *self._template_rules(left_out)),
-            drawn)
-
-
-def calibrate_width(language_model: Any, public_texts: Sequence[str], mass: float = 1e-3,
-                    max_new_tokens: int = 48, seed: int = 0, vocabulary: str = "all",
-                    prompt: str = "paraphrase") -> dict[str, float]:
-    """Pick w (and b2 for the clipped score) from public text only: the smallest w such that, on
-    replies the model writes to ``public_texts`` (plain sampling at temperature 1 over the output
-    ``vocabulary``, under ``prompt``), the model's own probability of the vocabulary's tokens more
-    than w below a step's best is at most ``mass`` at the median step; b2 is the median of the
-    steps' largest logits.
-
-    Run once with texts that are not to be released (the default came from the model's own
-    replies to public prompts); the result is then fixed for every release.
-    """
-    from textveil.mechanisms.output_vocabulary import output_vocabulary
-    from textveil.models.lm_decoding import decode
-
-    steps: list[np.ndarray] = []
-    rng = make_rng(seed)
-    generators = [text_generator(rng) for _ in public_texts]
-    candidates = output_vocabulary(language_model, vocabulary).ids
-
-    def choose(logits: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        kept = logits[:, candidates]
-        steps.append(np.sort(kept, axis=1)[:, ::-1].astype(np.float64))
-        return candidates[sample_exponential_mechanism_rows(kept, 2.0, [generators[r] for r in rows])]
-
-    prompts = [template_prompt(language_model, t, prompt) for t in public_texts]
-    decode(language_model, prompts, len(template_opening(language_model, prompt)), max_new_tokens, choose)
-    ordered = np.vstack(steps)
-    gaps = ordered[:, :1] - ordered  # how far each logit lies below the step's largest
-    weights = np.exp(-gaps) / np.exp(-gaps).sum(axis=1, keepdims=True)  # the model's own probabilities
-
-    def floor_mass(width: float) -> float:
-        """The median step's probability of the tokens more than ``width`` below its best."""
-        return float(np.median(np.where(gaps > width, weights, 0.0).sum(axis=1)))
-
-    widths = np.arange(1.0, 60.5, 0.5)
-    chosen = next((float(w) for w in widths if floor_mass(w) <= mass), 60.0)
-    return {"width": chosen, "clip_high": float(np.median(ordered[:, 0])), "steps": float(len(ordered)),
-            "floor_mass_at_width": floor_mass(chosen), "floor_mass_at_default": floor_mass(DEFAULT_WIDTH),
-            "default_width": DEFAULT_WIDTH}
-
-
-def _units_progress(progress: ProgressCallback | None, plan: _UnitPlan, texts: int) -> ProgressCallback | None:
-    """``progress`` told in texts while the decoder counts finished units: after k of n units,
-    k * texts / n texts are told (a fraction while one long document is written, so it shows
-    progress; whole numbers where they are), all of them at the end."""
-    if progress is None:
-        return None
-    total = len(plan.units)
-    state = {"units": 0, "told": 0.0}
-
-    def told(done: int) -> None:
-        state["units"] += done
-        due = float(texts) if state["units"] >= total else state["units"] * texts / total
-        if due > state["told"]:
-            step, state["told"] = due - state["told"], due
-            progress(int(step) if float(step).is_integer() else step)
-
-    return told
+             "the input's content and much of its structure", *self._template_rules()),
+            drawn, post_processing=self._rounds_note(), tokens_per_unit=self.max_new_tokens, units_rewritten=units,
+            units_left_out=left_out)

@@ -53,7 +53,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from textveil.corpus.writing import atomic_write_bytes
+from textveil.atomic_files import atomic_write_bytes
 from textveil.errors import InputError, InvalidParameterError
 from textveil.mechanisms.base import CorpusRelease, Mechanism, ProgressCallback, Release, release_statistics, texts_hash
 from textveil.mechanisms.sampling import make_rng
@@ -515,7 +515,7 @@ class Pivot(Mechanism):
 
     def _guarantee(self, tokens: int, success: float, code_words: int, mapping: str) -> Guarantee:
         unprotected = (
-            f"the number of tokens ({tokens})",
+            "the number of tokens",
             "which tokens stand next to which (the release keeps every token's place: word embeddings learn from "
             "it); l bounds an attacker who uses counts, not one who also merges code words by their contexts, whose "
             "success is measured, not bounded (docs/results/paper003-pivot)",
@@ -527,17 +527,19 @@ class Pivot(Mechanism):
                             f"(docs/results/paper003-pivot): use l >= {CONTEXT_SAFE_L} where contexts are a threat",)
         assumptions = ("the key stays with the owner and is never released",
                        "the attacker knows the mechanism, l and every word's count, but not the key")
+        counts = (("the number of tokens", tokens),)
+        protected = "every token (words in lower case, punctuation and symbols alike), as an opaque code word"
         if mapping != "gomm":
-            return Guarantee(self.name, None, kind="none", unit="token", words_protected=tokens,
-                             unprotected=unprotected, assumptions=assumptions,
-                             statement=f"pivot ({mapping} baseline): no formal guarantee; a frequency attacker's best "
-                                       f"guess of a code word is right with probability up to {success:.3f}.")
-        statement = (
+            return Guarantee(self.name, None, kind="none", unit="token", words_protected=tokens, protected=protected,
+                             unprotected_in_general=unprotected, unprotected_in_record=counts, assumptions=assumptions,
+                             how=f"pivot ({mapping} baseline): no formal guarantee; a frequency attacker's best "
+                                 f"guess of a code word is right with probability up to {success:.3f}.")
+        how = (
             f"pivot: l-privacy with l = {self.l} against frequency analysis (paper 003): each of this text's {tokens} "
             f"tokens (words in lower case, punctuation and symbols alike) was replaced by one of {code_words:,} opaque "
             f"code words, chosen so that for every code word of the release, an attacker who knows the mechanism and "
             f"every word's count guesses its word right with probability at most 1/l = {1 / self.l:.3f} (this "
-            f"release: {success:.3f}). Casing, spacing and line breaks are not released. Released unprotected: "
-            + "; ".join(unprotected) + ".")
+            f"release: {success:.3f}). Casing, spacing and line breaks are not released.")
         return Guarantee(self.name, None, kind="l-privacy", unit="token", composition="l-privacy", l=self.l,
-                         words_protected=tokens, unprotected=unprotected, assumptions=assumptions, statement=statement)
+                         words_protected=tokens, protected=protected, unprotected_in_general=unprotected,
+                         unprotected_in_record=counts, assumptions=assumptions, how=how)

@@ -15,7 +15,7 @@ import numpy as np
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.mechanisms.sampling import sample_uniform_indices
 from textveil.mechanisms.substitution import TokenPlan, TokenSubstitution
-from textveil.privacy.guarantee import Guarantee, unprotected_by_layout
+from textveil.privacy.guarantee import Guarantee
 
 
 class RandomReplacement(TokenSubstitution):
@@ -43,13 +43,11 @@ class RandomReplacement(TokenSubstitution):
 
     def _guarantee(self, plan: TokenPlan) -> Guarantee:
         n = len(plan.perturb)
-        unprotected = unprotected_by_layout(self.release_layout, n)
         return Guarantee(
             mechanism=self.name, epsilon=0.0, kind="dp", unit="token", composition="sequential",
-            words_protected=n, layout=self.release_layout, unprotected=unprotected,
-            assumptions=("the vocabulary is public",),
-            statement=(f"random: each of this text's {n} tokens was replaced by an entry drawn uniformly from the "
-                       f"{len(self.vocabulary):,}-entry vocabulary, independently of the input: the release is "
-                       "0-differentially private with respect to the tokens' content (any two texts of as many tokens "
-                       "give the same release distribution). Released unprotected: " + "; ".join(unprotected) + "."),
+            words_protected=n, layout=self.release_layout, assumptions=("the vocabulary is public",),
+            how=(f"random: each of this text's {n} tokens was replaced by an entry drawn uniformly from the "
+                 f"{len(self.vocabulary):,}-entry vocabulary, independently of the input: the release is "
+                 "0-differentially private with respect to the tokens' content (any two texts of as many tokens "
+                 "give the same release distribution)."),
         )

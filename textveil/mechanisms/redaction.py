@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textveil.errors import InvalidParameterError
 from textveil.mechanisms.base import Change, Mechanism, ProgressCallback, Release
@@ -31,13 +31,15 @@ FEATURES: dict[str, tuple[str, str]] = {
 ALL_FEATURES = ",".join(FEATURES)
 
 
-def no_guarantee(mechanism: str, statement: str, unprotected: tuple[str, ...], changed: int = 0) -> Guarantee:
-    """The Guarantee of a release that has none: its risk is measured, not bounded."""
+def no_guarantee(mechanism: str, statement: str, unprotected: tuple[str, ...], changed: int = 0,
+                 **fields: Any) -> Guarantee:
+    """The Guarantee of a release that has none: its risk is measured, not bounded. ``unprotected``:
+    what every such release leaves unprotected, in general words; ``fields``: more of the
+    Guarantee's fields (a record's counts, units rewritten, post-processing)."""
     return Guarantee(mechanism, None, kind="none", unit="document", composition="none", layout="keep",
-                     words_protected=changed, unprotected=unprotected,
+                     words_protected=changed, unprotected_in_general=unprotected,
                      assumptions=("none: there is no formal guarantee; the risk is measured by attacks, not bounded",),
-                     statement=f"{mechanism}: NO formal privacy guarantee. {statement} Released unprotected: "
-                               + "; ".join(unprotected) + ".")
+                     how=f"{mechanism}: NO formal privacy guarantee. {statement}", **fields)
 
 
 class Redaction(Mechanism):

@@ -2,17 +2,28 @@
 
 Randomness comes from one ``numpy.random.Generator`` per mechanism: seeded from OS entropy
 unless the caller passes a seed (for reproducible runs).
+
+A language model's logits may be a NumPy array or a torch tensor left on a GPU by the engine: the
+mechanisms hand them to one function per draw (:func:`sample_clipped_exponential_logits`,
+:func:`sample_exponential_mechanism_logits`), which draws them where they are, so a mechanism
+never looks at where its logits live. The scores those draws rate tokens by are
+:mod:`textveil.mechanisms.scores`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from textveil.errors import InvalidParameterError
+from textveil.mechanisms.scores import clipped_logit_scores
+from textveil.models.device import is_torch_tensor, on_accelerator
 from textveil.privacy.parameters import check_epsilon
+
+SEED_BOUND = 2**63
+"""A child generator (:func:`child_generator`) is seeded from its parent's stream with an integer below this."""
 
 
 def make_rng(seed: int | np.random.Generator | None = None) -> np.random.Generator:
@@ -22,6 +33,18 @@ def make_rng(seed: int | np.random.Generator | None = None) -> np.random.Generat
     if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0):
         raise InvalidParameterError(f"seed must be a non-negative integer, got {seed!r}")
     return np.random.default_rng(seed)
+
+
+def child_generator(parent: np.random.Generator) -> np.random.Generator:
+    """A generator of its own, seeded from ``parent``'s stream: children drawn in order (a text's
+    stream from its mechanism's, a unit's from its text's) depend on their place, never on the
+    batch they are used in.
+
+    >>> first, second = make_rng(0), make_rng(0)
+    >>> child_generator(first).random() == child_generator(second).random()
+    True
+    """
+    return make_rng(int(parent.integers(0, SEED_BOUND)))
 
 
 def sample_unit_directions(count: int, dim: int, rng: np.random.Generator) -> np.ndarray:
@@ -165,12 +188,19 @@ def sample_exponential_mechanism(
         return np.asarray(rng.choice(shifted.shape[0], size=size, p=probabilities / probabilities.sum()), dtype=np.int64)
     if size is not None:
         raise InvalidParameterError("size applies to 1-D scores only; 2-D scores give one draw per row, pass size=None")
-    batch, vocabulary = shifted.shape
+    return _draw_by_blocks(shifted, block_rows, lambda block: _inverse_cdf_rows(block, rng.random(block.shape[0])))
+
+
+def _draw_by_blocks(values: np.ndarray, block_rows: object, draw: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """One index per row of (batch, V) ``values``: ``draw`` of each block of ``block_rows`` rows
+    (default: about BLOCK_ENTRIES weights a block), in row order: only one block's weights are
+    held at once whatever the batch (a draw that takes one uniform a row from one generator then
+    gives the same indices for a seed whatever the block size)."""
+    batch, vocabulary = values.shape
     step = max(1, BLOCK_ENTRIES // vocabulary) if block_rows is None else _check_count(block_rows, "block_rows", 1)
     chosen = np.empty(batch, dtype=np.int64)
     for start in range(0, batch, step):
-        block = shifted[start:start + step]
-        chosen[start:start + step] = _inverse_cdf_rows(block, rng.random(block.shape[0]))
+        chosen[start:start + step] = draw(values[start:start + step])
     return chosen
 
 
@@ -261,10 +291,10 @@ def sample_clipped_exponential_rows(
         if relative:  # the largest candidate value: the row's largest, unless that is not a candidate
             best = int(row.argmax())
             shift = float(row[best]) if position[best] >= 0 else float(row[candidates].max())
-        # A float32 pre-filter with a margin, then the exact float64 test on the few it keeps.
+        # A float32 pre-filter with a margin, then the exact float64 score on the few it keeps.
         near = np.flatnonzero(row >= np.float32(shift + low) - np.float32(1e-3 * (1.0 + abs(shift + low))))
         near = near[position[near] >= 0]
-        scores = np.minimum(row[near].astype(np.float64) - shift, high)
+        scores = clipped_logit_scores(row[near], low, high, relative, largest=shift)
         above = scores > low
         ids, scores = near[above], scores[above]
         top = float(scores.max()) if scores.size else low
@@ -350,17 +380,14 @@ def sample_two_set_mechanism(
         raise InvalidParameterError(f"probabilities must have shape (batch, V) with V >= 2, got shape {values.shape}")
     if not np.all(np.isfinite(values)) or np.any(values < 0) or np.any(values.sum(axis=1) <= 0):
         raise InvalidParameterError("probabilities must be finite, non-negative, and sum to more than 0 in each row")
-    batch, vocabulary = values.shape
-    step = max(1, BLOCK_ENTRIES // vocabulary) if block_rows is None else _check_count(block_rows, "block_rows", 1)
-    chosen = np.empty(batch, dtype=np.int64)
-    for start in range(0, batch, step):
-        p = values[start:start + step]
-        p = p / p.sum(axis=1, keepdims=True)
+
+    def draw(block: np.ndarray) -> np.ndarray:  # steps 1 to 3 on a block of rows
+        p = block / block.sum(axis=1, keepdims=True)
         rows = np.arange(p.shape[0])
         cumulative = np.cumsum(p, axis=1)
         lexical = np.zeros(p.shape, dtype=bool)
         for target in (rng.random((p.shape[0], draws)) * cumulative[:, -1:]).T:
-            lexical[rows, np.minimum((cumulative <= target[:, None]).sum(axis=1), vocabulary - 1)] = True
+            lexical[rows, np.minimum((cumulative <= target[:, None]).sum(axis=1), p.shape[1] - 1)] = True
         mass = np.where(lexical, p, 0.0).sum(axis=1)
         # Pr[L] = e^(s m) / (e^(s m) + e^(s (1 - m))): a logistic in the mass difference
         with np.errstate(over="ignore"):
@@ -370,8 +397,9 @@ def sample_two_set_mechanism(
         best = np.where(members, p, -np.inf).max(axis=1, keepdims=True)
         with np.errstate(invalid="ignore"):
             shifted = np.where(members, token_scale * (p - best), -np.inf)
-        chosen[start:start + step] = _inverse_cdf_rows(shifted, rng.random(p.shape[0]))
-    return chosen
+        return _inverse_cdf_rows(shifted, rng.random(p.shape[0]))
+
+    return _draw_by_blocks(values, block_rows, draw)
 
 
 # -- the same draws on a torch tensor, on whatever device holds it ------------------------------
@@ -454,10 +482,9 @@ def sample_clipped_exponential_rows_torch(values: Any, candidates: Any, low: flo
     chosen = rows.index_select(1, candidates)  # float64: exact differences of the float32 logits
     if not bool(torch.isfinite(chosen).all()):  # only the candidates are read, as in NumPy
         raise InvalidParameterError("values must all be finite; replace NaN or infinite logits before sampling")
-    shift = chosen.max(dim=1, keepdim=True).values if relative else 0.0
-    scores = torch.clamp(chosen - shift, max=high)
+    scores = clipped_logit_scores(chosen, low, high, relative)
     above = scores > low
-    top = torch.clamp(scores, min=low).max(dim=1, keepdim=True).values
+    top = scores.max(dim=1, keepdim=True).values
     floor = torch.exp(scale * (low - top))
     weights = torch.where(above, torch.exp(scale * (scores - top)), floor)
     return _torch_inverse_cdf_rows(weights, row_uniforms(rngs))
@@ -474,3 +501,72 @@ def _checked_rows(values: Any, rngs: Sequence[np.random.Generator], finite: bool
     if finite and not bool(torch.isfinite(rows).all()):
         raise InvalidParameterError("values must all be finite; replace NaN or infinite logits before sampling")
     return rows
+
+
+# -- one draw per kind, for a step's logits wherever the engine left them ------------------------
+#
+# Logits on an accelerator are drawn there (copying a step's rows to the host cost two thirds of
+# a step); logits on the host (a NumPy array, a CPU tensor) go to the NumPy draws, whose counted
+# floor is the faster one on a CPU. Both give the same distribution and, for the same generators,
+# the same tokens (tests/test_sampling.py), so a release does not depend on the path.
+
+
+def sample_clipped_exponential_logits(logits: Any, candidates: np.ndarray, low: float, high: float, epsilon: float,
+                                      rngs: Sequence[np.random.Generator], *, relative: bool,
+                                      sensitivity: float | None = None) -> np.ndarray:
+    """:func:`sample_clipped_exponential_rows` on a step's (batch, V) ``logits`` wherever they are:
+    a tensor on an accelerator by :func:`sample_clipped_exponential_rows_torch`, there; anything
+    else on the host. Returns positions in ``candidates`` (sorted column indices) as a NumPy
+    array: a row's token is needed on the host to end or continue it.
+
+    >>> import torch
+    >>> logits = torch.tensor([[30.0, 25.0, 2.0, 1.0]])
+    >>> sample_clipped_exponential_logits(logits, np.arange(4), -15.0, 0.0, 1e6, [make_rng(0)], relative=True)
+    array([0])
+    """
+    if on_accelerator(logits):
+        return sample_clipped_exponential_rows_torch(logits, _candidates_on(logits.device, candidates), low, high,
+                                                     epsilon, rngs, relative=relative,
+                                                     sensitivity=sensitivity).cpu().numpy()
+    return sample_clipped_exponential_rows(_host_array(logits), candidates, low, high, epsilon, rngs,
+                                           relative=relative, sensitivity=sensitivity)
+
+
+def sample_exponential_mechanism_logits(logits: Any, candidates: np.ndarray, epsilon: float,
+                                        rngs: Sequence[np.random.Generator], sensitivity: float = 1.0) -> np.ndarray:
+    """:func:`sample_exponential_mechanism_rows` with a step's (batch, V) ``logits`` as the scores,
+    over the columns ``candidates`` only, wherever the logits are (an accelerator's by
+    :func:`sample_exponential_mechanism_rows_torch`, there). Returns positions in ``candidates``
+    as a NumPy array.
+
+    >>> sample_exponential_mechanism_logits(np.array([[0.0, 9.0, 1e6]]), np.array([0, 2]), 1.0, [make_rng(0)])
+    array([1])
+    """
+    if on_accelerator(logits):
+        chosen = logits.index_select(1, _candidates_on(logits.device, candidates))
+        return sample_exponential_mechanism_rows_torch(chosen, epsilon, rngs, sensitivity).cpu().numpy()
+    return sample_exponential_mechanism_rows(_host_array(logits)[:, candidates], epsilon, rngs, sensitivity)
+
+
+def _host_array(logits: Any) -> Any:
+    """Logits on the host as NumPy (a CPU tensor viewed in float32; an array as it is)."""
+    return logits.float().numpy() if is_torch_tensor(logits) else logits
+
+
+_CANDIDATES_ON_DEVICE: dict[tuple[int, str], tuple[np.ndarray, Any]] = {}
+"""Candidate arrays moved to a device, each kept with the array it came from (moved once, not
+every step: a draw reuses the same output vocabulary for a whole release)."""
+
+
+def _candidates_on(device: Any, candidates: np.ndarray) -> Any:
+    """``candidates`` as a long tensor on ``device``, moved there once per array and device."""
+    import torch
+
+    key = (id(candidates), str(device))
+    kept = _CANDIDATES_ON_DEVICE.get(key)
+    if kept is None or kept[0] is not candidates:
+        if len(_CANDIDATES_ON_DEVICE) >= 8:  # a handful of vocabularies at most: drop the old ones
+            _CANDIDATES_ON_DEVICE.clear()
+        kept = (candidates, torch.as_tensor(candidates, dtype=torch.long, device=device))
+        _CANDIDATES_ON_DEVICE[key] = kept
+    return kept[1]

@@ -61,7 +61,7 @@ class TokenSubstitution(Mechanism):
     batch_words: int = 8192
     placeholders: bool = False
     """Whether the vocabulary holds the entity stage's placeholders as entries: only where a stage
-    before the mechanism may write them (:class:`textveil.pii.Screened` sets it); a mechanism
+    before the mechanism may write them (:class:`textveil.pii.StagedMechanism` sets it); a mechanism
     alone, or after ``--entities off`` or ``drop``, releases from the embeddings' words alone."""
 
     def _init_common(self, embeddings: WordEmbeddings | None, seed: int | None, batch_words: int,
@@ -87,6 +87,20 @@ class TokenSubstitution(Mechanism):
     def release_layout(self) -> str:
         """What the release is: ``"public"``, ``"keep"`` or ``"bag"`` (its Guarantee differs)."""
         return "bag" if self.output == "bag" else self.layout
+
+    @property
+    def policies(self) -> tuple[str, ...]:
+        """The policies applied to the input's words, in words, as the Guarantee states them (a bag
+        holds no stop words whatever ``keep_stop_words`` says)."""
+        named = ("stop words kept unchanged",) if self.keep_stop_words and self.release_layout != "bag" else ()
+        if self.oov != "perturb":
+            named += (f"words outside the vocabulary {'kept unchanged' if self.oov == 'keep' else 'dropped'}",)
+        return named
+
+    @property
+    def passes_through(self) -> bool:
+        """Whether a policy releases some input words unchanged (then unprotected)."""
+        return (self.keep_stop_words and self.release_layout != "bag") or self.oov == "keep"
 
     placeholder_rule: ClassVar[str] = (
         "each placeholder is one vocabulary entry, at the mean vector of the public words for its type that the "

@@ -36,7 +36,7 @@ import numpy as np
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.mechanisms.sampling import sample_exponential_mechanism
 from textveil.mechanisms.substitution import TokenPlan, TokenSubstitution
-from textveil.privacy.guarantee import Guarantee, unprotected_by_layout
+from textveil.privacy.guarantee import Guarantee
 from textveil.text.layout import PUBLIC_MARKS, is_mark
 from textveil.text.placeholders import is_placeholder
 from textveil.text.tokenize import word_key
@@ -159,7 +159,6 @@ class SynTF(TokenSubstitution):
 
     def _guarantee(self, plan: TokenPlan) -> Guarantee:
         n = len(plan.perturb)
-        unprotected = unprotected_by_layout(self.release_layout, n)
         learned = hasattr(self, "idf_")
         assumptions = (
             "the vocabulary is public",
@@ -168,13 +167,12 @@ class SynTF(TokenSubstitution):
         )
         return Guarantee(
             mechanism=self.name, epsilon=self.epsilon, kind="dp", unit="token", composition="sequential",
-            words_protected=n, layout=self.release_layout, unprotected=unprotected, assumptions=assumptions,
-            statement=(
+            words_protected=n, layout=self.release_layout, assumptions=assumptions,
+            how=(
                 f"syntf: each of this text's {n} tokens was drawn by the exponential mechanism with epsilon = "
                 f"{self.epsilon:g} over the {len(self.vocabulary):,}-entry vocabulary, rated by the whole input "
                 f"document ({self.rating}, in [0, 1], sensitivity {SENSITIVITY:g}); by sequential composition the "
-                f"release is ({self.epsilon * n:g})-differentially private against any other text of {n} tokens. "
-                "Released unprotected: " + "; ".join(unprotected) + ". Assumes: " + "; ".join(assumptions) + "."
+                f"release is ({self.epsilon * n:g})-differentially private against any other text of {n} tokens."
             ),
         )
 

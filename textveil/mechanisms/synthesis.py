@@ -79,6 +79,7 @@ class NeuralSynthesis(TrainedNetwork, Mechanism):
     fit_uses_seed: ClassVar[bool] = True
     fit_uses_labels: ClassVar[bool] = True
     release_command: ClassVar[str] = "textveil synthesize --model DIR"
+    writes_synthetic_corpus: ClassVar[bool] = True
 
     def __init__(self, temperature: float = 1.0, *, architecture: str = "delta", hidden: int = 256, epochs: int = 10,
                  batch_size: int = 32, learning_rate: float = 0.002, max_length: int = 280, min_char_count: int = 2,

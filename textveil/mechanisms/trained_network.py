@@ -7,7 +7,7 @@ differently, so they must not share cached releases)."""
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -23,6 +23,7 @@ class TrainedNetwork:
     name: str
     device: str
     _network_cache: tuple[int, Any] | None
+    trains_network: ClassVar[bool] = True
 
     def _build_network(self) -> Any:  # pragma: no cover - every subclass builds its own
         raise NotImplementedError

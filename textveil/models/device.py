@@ -49,3 +49,26 @@ def resolve_device(device: str) -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def is_torch_tensor(value: object) -> bool:
+    """Whether ``value`` is a torch tensor, told without importing torch (a run that never loaded
+    it does not pay for the import).
+
+    >>> import numpy as np
+    >>> is_torch_tensor(np.zeros(2))
+    False
+    """
+    return type(value).__module__.startswith("torch")
+
+
+def on_accelerator(value: object) -> bool:
+    """Whether ``value`` is a torch tensor held by an accelerator (a GPU), not by the CPU: the one
+    test of where a language model's logits live (:mod:`textveil.mechanisms.sampling` draws them
+    there).
+
+    >>> import torch
+    >>> on_accelerator(torch.zeros(2)), on_accelerator([0.0, 1.0])
+    (False, False)
+    """
+    return is_torch_tensor(value) and value.device.type != "cpu"  # type: ignore[attr-defined]

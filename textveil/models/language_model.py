@@ -105,7 +105,7 @@ def file_digest(path: Path) -> str:
             digest.update(block)
     value = digest.hexdigest()[:16]
     known[key] = value
-    from textveil.corpus.writing import atomic_write_text
+    from textveil.atomic_files import atomic_write_text
 
     try:
         atomic_write_text(memo, json.dumps(known))

@@ -180,7 +180,7 @@ def train_in_batches(
 
 def _save(path: Path, checkpoint_format: str, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
           identity: dict[str, Any], position: _Position) -> None:
-    from textveil.corpus.writing import atomic_write_bytes
+    from textveil.atomic_files import atomic_write_bytes
 
     buffer = io.BytesIO()
     torch.save({"format": checkpoint_format, "identity": identity, "model": model.state_dict(),

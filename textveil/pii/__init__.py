@@ -6,7 +6,7 @@
 """
 
 from textveil.pii.stage import DEFAULT_TYPES, OPERATORS, EntityOptions, EntityStage, Screening, measured_recall
-from textveil.pii.screened import Screened, screened
+from textveil.pii.staged import StagedMechanism, with_entity_stage
 
-__all__ = ["DEFAULT_TYPES", "OPERATORS", "EntityOptions", "EntityStage", "Screened", "Screening", "measured_recall",
-           "screened"]
+__all__ = ["DEFAULT_TYPES", "OPERATORS", "EntityOptions", "EntityStage", "Screening", "StagedMechanism",
+           "measured_recall", "with_entity_stage"]

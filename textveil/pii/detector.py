@@ -251,7 +251,7 @@ def processes(texts: Sequence[str]) -> int:
     import multiprocessing
     import os
 
-    from textveil.embeddings.neighbours import usable_cpus
+    from textveil.machine import usable_cpus
 
     asked = os.environ.get("TEXTVEIL_ENTITY_PROCESSES", "").strip()
     if asked.isdigit() and int(asked) >= 1:

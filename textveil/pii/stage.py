@@ -25,6 +25,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from textveil.errors import InvalidParameterError
@@ -146,6 +147,75 @@ class EntityOptions:
         if self.operator == "pseudonym":
             shown.update(scope=self.scope, key=None if self.key is None else str(self.key))
         return shown
+
+
+@dataclass(frozen=True)
+class EntityOptionNames:
+    """How a face names the entity stage's options in its one-line errors, and whether its word
+    lists are comma-separated (a command line's repeatable flags) or lists of whole words (an
+    API's JSON)."""
+
+    operator: str = "--entities"
+    entity_types: str = "--entity-types"
+    key: str = "--pseudonym-key"
+    stage_off: str = "pass --entities off"
+    comma_separated: bool = True
+
+
+COMMAND_LINE_NAMES = EntityOptionNames()
+
+
+def parse_entity_options(operator: str | None = None, entity_types: str | Sequence[str] | None = None,
+                         allow: Sequence[str] | None = None, deny: Sequence[str] | None = None,
+                         scope: str | None = None, *, key_file: str | Path | None = None,
+                         default_key: Secret | None = None, known_types: Sequence[str] | None = None,
+                         names: EntityOptionNames = COMMAND_LINE_NAMES) -> EntityOptions:
+    """The entity stage's options from what a user gave, the one parser every face calls (each
+    naming the options its own way, ``names``).
+
+    ``operator`` defaults to placeholder and ``scope`` to corpus; ``entity_types`` is a list or a
+    comma-separated string (None: :data:`DEFAULT_TYPES`), checked against ``known_types`` where
+    those are given; ``allow`` and ``deny`` are words (comma-separated ones where the face's are).
+    A pseudonym key comes from ``key_file`` (a file the user named: only with pseudonyms) or is
+    ``default_key`` (a service's key for its life); with neither, the stage draws a fresh one.
+
+    >>> parse_entity_options("drop", "person, location", allow=["Friday,Paris"]).allow
+    ('Friday', 'Paris')
+    >>> parse_entity_options(entity_types="")
+    Traceback (most recent call last):
+    ...
+    textveil.errors.InvalidParameterError: --entity-types is empty: name at least one type, or pass --entities off
+    >>> parse_entity_options("off", key_file="key")
+    Traceback (most recent call last):
+    ...
+    textveil.errors.InvalidParameterError: --pseudonym-key is for --entities pseudonym; drop it or pass that
+    """
+    operator = operator or "placeholder"
+    if key_file is not None and operator != "pseudonym":
+        raise InvalidParameterError(f"{names.key} is for {names.operator} pseudonym; drop it or pass that")
+    if entity_types is None:
+        types = DEFAULT_TYPES
+    elif isinstance(entity_types, str):
+        types = tuple(t.strip().upper() for t in entity_types.split(","))
+    else:
+        types = tuple(str(t).upper() for t in entity_types)
+    allowed, denied = _words(allow, names.comma_separated), _words(deny, names.comma_separated)
+    if operator != "off" and not any(t.strip() for t in types) and not any(w.strip() for w in denied):
+        raise InvalidParameterError(f"{names.entity_types} is empty: name at least one type, or {names.stage_off}")
+    unknown = sorted(set(types) - set(known_types)) if known_types is not None and entity_types is not None else []
+    if unknown:
+        shown = ", ".join(t if t.strip() else repr(t) for t in unknown)
+        raise InvalidParameterError(f"unknown entity types {shown}; use some of: {', '.join(known_types or ())}")
+    key = read_key(str(key_file), names.key) if key_file is not None else default_key
+    return EntityOptions(operator=operator, entity_types=types, allow=allowed, deny=denied, scope=scope or "corpus",
+                         key=key if operator == "pseudonym" else None,
+                         key_file=None if key_file is None else str(Path(key_file).resolve()))
+
+
+def _words(values: Sequence[str] | None, comma_separated: bool) -> tuple[str, ...]:
+    if not comma_separated:
+        return tuple(str(value) for value in values or ())
+    return tuple(word.strip() for value in values or () for word in str(value).split(",") if word.strip())
 
 
 def _list_digest(words: Sequence[str]) -> str:

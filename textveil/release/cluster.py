@@ -16,13 +16,13 @@ often, and one BLAS thread per process is what a core gives).
 from __future__ import annotations
 
 import logging
-import os
 import pickle
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
 from textveil.errors import InputError, TextveilError
+from textveil.machine import usable_cpus
 
 SHARDS_IN_FLIGHT_PER_WORKER = 2
 """One shard computing and one waiting per worker: workers never idle, the coordinator holds few."""
@@ -97,14 +97,6 @@ def _deliver(future: Any, on_result: Callable[[Any], None]) -> None:
     on_result(result)
 
 
-def available_cpus() -> int:
-    """The CPUs this process may run on (its affinity, not the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
 @contextmanager
 def open_runner(workers: int | None = None, scheduler: str | None = None) -> Iterator[Runner]:
     """A runner: in this process (``workers=0``), a new ``LocalCluster`` of ``workers`` single-
@@ -132,7 +124,8 @@ def open_runner(workers: int | None = None, scheduler: str | None = None) -> Ite
                 count = len(client.scheduler_info().get("workers", {}))
                 description = f"on the Dask cluster at {scheduler} ({count} worker(s))"
             else:
-                count = workers or available_cpus()
+                # one single-threaded worker process per CPU: OMP_NUM_THREADS caps threads, not processes
+                count = workers or usable_cpus(thread_cap=False)
                 cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
                                        dashboard_address=None, silence_logs=logging.ERROR)
                 client = Client(cluster)

@@ -13,8 +13,9 @@ What ``--out DIR`` holds:
 - ``shard-00000.jsonl`` ... (or ``.csv`` / ``.parquet``): each written whole or not at all
   (temporary file, then rename);
 - ``manifest.json``, written at the end: the mechanism, its public parameters and fingerprint,
-  the Guarantee (its kind, what the release leaves unprotected), the inputs, and per shard its
-  record and word counts and sha256. Never the run seed: with it anyone could recompute the noise;
+  the summary of the releases (:mod:`textveil.release.summary`: the Guarantee in general words,
+  what the release leaves unprotected, every total), the inputs, and per shard its record and
+  word counts and sha256. Never the run seed: with it anyone could recompute the noise;
 - while the job runs, its state: ``.textveil-job.json`` (mode 0600: the job's fingerprint and
   the run seed a resumed run needs) and ``.textveil-job.shards`` (one line per shard written,
   with its checksum). Both are deleted when the job completes.
@@ -52,14 +53,13 @@ import functools
 import hashlib
 import json
 import os
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from textveil.corpus.writing import atomic_write_bytes
+from textveil.atomic_files import atomic_write_bytes
 from textveil.errors import InputError, InvalidParameterError
 from textveil.mechanisms.base import Mechanism, ProgressCallback
 from textveil.release.cluster import Runner, open_runner
@@ -73,10 +73,12 @@ from textveil.release.records import (
 )
 from textveil.release.seeds import new_run_seed
 from textveil.release.shards import MechanismSpec, ShardResult, mechanism_for, release_shard
+from textveil.release.summary import ReleaseSummary
 
 DEFAULT_SHARD_SIZE = 10_000
 MANIFEST = "manifest.json"
-MANIFEST_FORMAT = "textveil.release/1"
+MANIFEST_FORMAT = "textveil.release/2"
+"""Version 2: the releases' summary (``summary``) in place of ``guarantee``, ``released`` and ``warnings``."""
 JOB_STATE = ".textveil-job.json"
 JOB_JOURNAL = ".textveil-job.shards"
 STATE_FORMAT = "textveil.release-job/1"
@@ -151,6 +153,9 @@ def run_release(job: ReleaseJob, runner: Callable[[], AbstractContextManager[Run
     opened only when there is work); ``progress(n)`` is told as n more records are done;
     ``on_start(where, shards_done)`` once the job state is open."""
     files = release_inputs(job.inputs, job.input_format)
+    if next(iter_records(files, job.text_field, job.encoding), None) is None:  # before loading anything
+        raise InputError(f"the inputs ({', '.join(job.inputs)}) hold no record to release; give files that hold "
+                         "some records or text")
     _shared_mode()
     check_out_folder(job.out, job.inputs)
     mechanism = mechanism_for(job.spec, log)  # built here once too: its fingerprint, its spends, an early error
@@ -266,9 +271,6 @@ class _Coordinator:
 
     def write(self, result: ShardResult) -> None:
         """A released shard: written whole, then entered in the job state (its checksum)."""
-        if self.state.guarantee is None and result.guarantee is not None:
-            self.state.guarantee = result.guarantee
-            self.state.save()
         name = shard_name(result.index, self.format.suffix)
         atomic_write_bytes(self.job.out / name, result.data, mode=_shared_mode())
         entry = result.entry(name)
@@ -283,14 +285,11 @@ class _Coordinator:
             raise RuntimeError(f"shards {missing[:5]} were not written")
         shards = [self.done[index] for index in range(self.shards)]
         totals: dict[str, Any] = {"records": 0, "words": 0, "shards": len(shards), "bytes": 0}
-        released: Counter[str] = Counter()
-        warnings: Counter[str] = Counter()
+        summary = ReleaseSummary(entity_stage=self.job.spec.to_dict()["entities"])
         for shard in shards:
             for key in ("records", "words", "bytes"):
                 totals[key] += shard[key]
-            stats = shard.get("stats", {})
-            released.update({k: v for k, v in stats.items() if k != "warnings"})
-            warnings.update(stats.get("warnings", {}))
+            summary = summary.combine(ReleaseSummary.from_dict(shard["stats"]))
         job = self.job
         return {
             "format": MANIFEST_FORMAT, "state": "complete", "textveil_version": _version(),
@@ -298,13 +297,12 @@ class _Coordinator:
             "completed": _now(), "mechanism": self.mechanism.name,
             "parameters": {k: v for k, v in self.mechanism.public_params().items() if k != "seed"},
             "fingerprint": self.mechanism.fingerprint(),
-            "guarantee": self.state.guarantee or {"kind": self.mechanism.spec().guarantee},
             "seeds": SEEDS_NOTE,
             "inputs": [{"path": str(f.path), "format": f.fmt, "bytes": f.path.stat().st_size} for f in self.files],
             "output": self.format.describe(), "copied_fields": sorted(self.copied), "copied_fields_note": COPIED_NOTE,
             "shard_size": job.shard_size,
             "shards": [{k: v for k, v in shard.items() if k not in ("index", "stats")} for shard in shards],
-            "totals": totals, "released": dict(released), "warnings": dict(warnings),
+            "totals": totals, "summary": summary.to_dict(),
             "ledger": None if job.budget is None else {
                 "dataset": job.budget.dataset, "subject": job.budget.subject,
                 "subject_field": job.budget.subject_field, "request_ids": f"{self.state.job_id}:shard:<n>"},
@@ -356,7 +354,6 @@ class JobState:
     run_seed: int
     fingerprint: dict[str, Any]
     created: str
-    guarantee: dict[str, Any] | None = None
 
     @property
     def digest(self) -> str:
@@ -364,7 +361,7 @@ class JobState:
 
     def save(self) -> None:
         data = {"format": STATE_FORMAT, "job": self.job_id, "run_seed": str(self.run_seed), "created": self.created,
-                "fingerprint": self.fingerprint, "guarantee": self.guarantee}
+                "fingerprint": self.fingerprint}
         atomic_write_bytes(self.folder / JOB_STATE, json.dumps(data, indent=1).encode(), mode=0o600)
 
     @classmethod
@@ -373,7 +370,7 @@ class JobState:
         try:
             assert data is not None and data["format"] == STATE_FORMAT
             return cls(folder, str(data["job"]), int(data["run_seed"]), dict(data["fingerprint"]),
-                       str(data["created"]), data.get("guarantee"))
+                       str(data["created"]))
         except (AssertionError, KeyError, TypeError, ValueError):
             raise InputError(f"--out '{folder}' holds a release job state ({JOB_STATE}) that cannot be read; delete "
                              "the folder to start the release again") from None
@@ -405,11 +402,14 @@ class JobState:
         return entries
 
     def verified_shards(self, suffix: str) -> dict[int, dict[str, Any]]:
-        """The shards that are done: entered in the journal, their file there with that checksum."""
+        """The shards that are done: entered in the journal, their file there with that checksum,
+        and their summary one this textveil reads (a shard an older one entered is released again:
+        the same bytes, its summary anew)."""
         verified = {}
         for index, entry in self.shards().items():
             path = self.folder / shard_name(index, suffix)
-            if entry.get("file") == path.name and path.is_file() and _sha256(path) == entry.get("sha256"):
+            if entry.get("file") == path.name and path.is_file() and _sha256(path) == entry.get("sha256") \
+                    and _readable_summary(entry.get("stats")):
                 verified[index] = entry
         return verified
 
@@ -503,6 +503,14 @@ def _shared_mode() -> int:
     umask = os.umask(0)
     os.umask(umask)
     return 0o666 & ~umask
+
+
+def _readable_summary(stats: Any) -> bool:
+    try:
+        ReleaseSummary.from_dict(stats)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _sha256(path: Path) -> str:

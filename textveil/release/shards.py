@@ -21,19 +21,18 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from textveil.mechanisms.base import Mechanism, Release
-from textveil.pii.stage import entity_counts
+from textveil.errors import InvalidParameterError
+from textveil.mechanisms.base import Mechanism
 from textveil.release.records import ShardFormat
 from textveil.release.seeds import record_seeds
+from textveil.release.summary import summarise
 from textveil.text.tokenize import find_words
 
-ENTITY_STAT = "entities replaced: "
-"""The prefix of the release statistics that count what the entity stage replaced, per type."""
 MECHANISMS_KEPT = 2
 """Mechanisms a worker keeps built (per thread): a long-lived cluster may serve a few jobs."""
 
@@ -52,6 +51,14 @@ class MechanismSpec:
     entities: dict[str, Any] = field(default_factory=lambda: {"operator": "placeholder"})
     """The entity stage's options as plain data (:meth:`EntityOptions.from_spec`: a pseudonym
     key travels as its file's path, and is read by each worker)."""
+
+    def __post_init__(self) -> None:
+        # A job's shards run on many workers, and a resumed run in another process: pseudonyms
+        # drawn under a key each of them made up would differ from shard to shard.
+        if self.entities.get("operator") == "pseudonym" and not self.entities.get("key_file"):
+            raise InvalidParameterError(
+                "a release job with --entities pseudonym needs --pseudonym-key FILE (the spec's entities.key_file): "
+                "every worker, and a resumed run, must draw pseudonyms with the same key")
 
     def entity_options(self) -> Any:
         from textveil.pii.stage import EntityOptions
@@ -101,7 +108,8 @@ def mechanism_for(spec: MechanismSpec, log: Callable[[str], None] | None = None)
 @dataclass(frozen=True)
 class ShardResult:
     """A released shard: its bytes and checksum, how many records and (input) words it holds,
-    what its releases protected, and the first release's guarantee (for the manifest)."""
+    and the summary of its releases (:meth:`~textveil.release.summary.ReleaseSummary.to_dict`),
+    which the manifest combines over the shards."""
 
     index: int
     first: int
@@ -110,7 +118,6 @@ class ShardResult:
     data: bytes
     sha256: str
     stats: dict[str, Any]
-    guarantee: dict[str, Any] | None
 
     def entry(self, name: str) -> dict[str, Any]:
         """The shard as the manifest lists it."""
@@ -127,56 +134,4 @@ def release_shard(spec: MechanismSpec, shard_format: ShardFormat, run_seed: int,
     releases = mechanism.sanitize_records(texts, record_seeds(run_seed, first, len(texts)))
     data = shard_format.render(records, [release.text for release in releases])
     return ShardResult(index, first, len(records), sum(len(find_words(text)) for text in texts), data,
-                       hashlib.sha256(data).hexdigest(), release_stats(releases),
-                       guarantee_summary(releases[0]) if releases else None)
-
-
-def release_stats(releases: Sequence[Release]) -> dict[str, Any]:
-    """What the releases protected, kept unchanged, passed through and dropped, and how many
-    records name something unprotected beyond their layout's (e.g. a text a model was trained on)."""
-    warnings: Counter[str] = Counter()
-    for release in releases:
-        warnings.update(unprotected_in_general(release.guarantee)[1])
-    return {"protected": sum(r.guarantee.words_protected for r in releases),
-            "unchanged": sum(r.words_unchanged for r in releases),
-            "passed_through": sum(r.guarantee.tokens_passed_through for r in releases),
-            "dropped": sum(r.guarantee.tokens_dropped for r in releases),
-            **{f"{ENTITY_STAT}{kind}": count for kind, count in entity_counts(releases).items()},
-            "warnings": dict(warnings)}
-
-
-def guarantee_summary(release: Release) -> dict[str, Any]:
-    """A release's Guarantee as the job's manifest states it: what holds for every record, with
-    what the layout leaves unprotected in general words (no per-record counts)."""
-    from textveil.privacy.guarantee import KINDS
-
-    g = release.guarantee
-    unprotected = unprotected_in_general(g)[0]
-    return {"kind": g.kind, "kind_in_words": KINDS.get(g.kind, g.kind), "unit": g.unit, "epsilon": g.epsilon,
-            "metric": g.metric, "composition": g.formula, "layout": g.layout, "unprotected": unprotected,
-            "assumptions": list(g.assumptions)}
-
-
-def unprotected_in_general(guarantee: Any) -> tuple[list[str], list[str]]:
-    """What a Guarantee names unprotected, in general words (no per-record counts): what every
-    release of its kind and layout leaves unprotected, and what this record names beyond that
-    (e.g. a text the model was trained on). A Guarantee whose list is not its layout's (a
-    language model's rewrite copies nothing of its input) is read as it states itself.
-
-    >>> from textveil.privacy.guarantee import Guarantee
-    >>> unprotected_in_general(Guarantee("emp", 10, "d", 7, unprotected=("the number of tokens (7)", "seen (3)")))
-    (['the number of tokens'], ['seen'])
-    >>> unprotected_in_general(Guarantee("x", 1, kind="dp", unprotected=("nothing copied", "a rule")))
-    (['nothing copied', 'a rule'], [])
-    """
-    import re
-
-    from textveil.privacy.guarantee import RELEASED_UNPROTECTED
-
-    if guarantee.kind == "none":
-        return list(guarantee.unprotected), []
-    items = [re.sub(r"\(\d+\)", "", item).strip() for item in guarantee.unprotected]
-    standard = RELEASED_UNPROTECTED.get(guarantee.layout)
-    if standard and items and items[0] == standard[0]:
-        return list(standard), items[1:] if guarantee.layout == "public" else []
-    return items, []
+                       hashlib.sha256(data).hexdigest(), summarise(releases).to_dict())

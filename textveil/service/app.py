@@ -3,7 +3,7 @@
 ``create_app(settings)`` returns the app; ``textveil serve`` (:mod:`textveil.cli.service`)
 runs it with uvicorn through :func:`textveil.service.server.run_service`. It holds no privacy
 logic: a release is ``build_mechanism`` then ``sanitize_many``, or ``release_with_budget``
-when a budget ledger is configured (:mod:`textveil.service.engine`).
+when a budget ledger is configured (:mod:`textveil.service.release_service`).
 
 Routes (``/v1`` ones want ``Authorization: Bearer TOKEN`` when a token is configured):
 
@@ -50,11 +50,11 @@ from starlette.concurrency import run_in_threadpool
 from textveil.errors import InputError, InvalidParameterError, TextveilError
 from textveil.pii.stage import OPERATORS
 from textveil.privacy.ledger import DEFAULT_DATASET, EVERY, BudgetExceeded, RequestConflict
-from textveil.service.engine import (
+from textveil.service.release_service import (
     CALIBRATION_SAMPLE,
     InternalError,
     ReleaseOrder,
-    ServiceEngine,
+    ReleaseService,
     check_options,
     describe_texts,
     entity_refusal,
@@ -198,7 +198,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     from textveil.version import __version__
 
     settings = settings or ServiceSettings()
-    engine = ServiceEngine(settings.embeddings, settings.ledger, settings.concurrency, settings.models,
+    service = ReleaseService(settings.embeddings, settings.ledger, settings.concurrency, settings.models,
                            pseudonym_key=settings.pseudonym_key, mechanisms=settings.mechanisms,
                            batched_concurrency=settings.batched_concurrency)
     middleware = []
@@ -216,9 +216,9 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
                     "Every /v1 route wants 'Authorization: Bearer TOKEN' when the service was given a token.",
     )
     app.state.settings = settings
-    app.state.engine = engine
+    app.state.service = service
     _add_error_handlers(app, settings)
-    app.openapi = Contract(app, settings, engine)  # type: ignore[method-assign]
+    app.openapi = Contract(app, settings, service)  # type: ignore[method-assign]
     v1 = APIRouter(prefix="/v1")  # the token is checked by RequireToken, and declared when there is one
     listing: list[dict[str, Any]] = []
     Sanitize, Calibrate = limited_requests(settings)  # noqa: N806
@@ -243,7 +243,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     async def heavy(work: Callable[[threading.Event], T], what: str, slots: Any = None) -> T:
         """Run ``work`` in a worker thread under the concurrency limit (``slots``: the CPU-shared
         one unless given) and the time limit."""
-        slots = engine.slots if slots is None else slots
+        slots = service.slots if slots is None else slots
         if not await slots.acquire(settings.queue_seconds):
             raise HTTPException(503, f"the service is busy ({slots.limit} requests at once, "
                                      f"{slots.waiting} waiting); retry in a second", headers={"Retry-After": "1"})
@@ -286,7 +286,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             raise InvalidParameterError("give 'subject' (every text's) or 'subjects' (one per text), not both")
         if subject is not None:
             subjects = [subject] * len(texts)
-        if engine.ledger is None:
+        if service.ledger is None:
             for name, value in (("subject", subjects), ("dataset", dataset), ("request_id", request_id)):
                 if value is not None:
                     raise InvalidParameterError(
@@ -304,14 +304,14 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
                     raise InvalidParameterError(f"a subject or dataset must be a non-empty name other than "
                                                 f"'{EVERY}', got {name!r}")
         options = check_options(mechanism, parameters)
-        refusal = engine.refusal(mechanism)
+        refusal = service.refusal(mechanism)
         if refusal:
             raise InvalidParameterError(refusal)
-        engine.language_model_source(mechanism, options)  # only a model the service offers
+        service.language_model_source(mechanism, options)  # only a model the service offers
         from textveil.mechanisms.registry import MECHANISMS
 
         seed = MECHANISMS.entry(mechanism).parameter("seed").check(seed)
-        stage = engine.entity_options(None if entities is None else entities.model_dump())
+        stage = service.entity_options(None if entities is None else entities.model_dump())
         return ReleaseOrder(list(texts), mechanism, options, seed, subjects,
                             dataset or DEFAULT_DATASET, request_id, stage)
 
@@ -319,8 +319,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         log.info("%s: %s (entities %s), %s%s", what, order.mechanism, order.entities.operator,
                  describe_texts(order.texts),
                  "" if order.subjects is None else f", {len(set(order.subjects))} subject(s)")
-        result = await heavy(lambda abandoned: engine.release(order, abandoned), what,
-                             engine.slots_for(order.mechanism))
+        result = await heavy(lambda abandoned: service.release(order, abandoned), what,
+                             service.slots_for(order.mechanism))
         log.info("%s: %d release(s)%s", what, len(result["releases"]), ", replayed" if result["replayed"] else "")
         return result
 
@@ -380,7 +380,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             responses=answers["mechanisms"])
     async def mechanisms() -> dict[str, Any]:
         if not listing:
-            listing.extend(await run_in_threadpool(engine.listing))
+            listing.extend(await run_in_threadpool(service.listing))
         return {"mechanisms": listing}
 
     @v1.post("/calibrate", summary="What an epsilon does to words (emp)", responses=answers["calibrate"])
@@ -390,7 +390,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         from textveil.building import check_mechanism_options
 
         check_mechanism_options(body.mechanism, body.parameters)
-        result = await heavy(lambda abandoned: engine.calibrate(
+        result = await heavy(lambda abandoned: service.calibrate(
             body.mechanism, body.grid, body.parameters, body.text, samples=body.samples, word_types=body.word_types,
             draws=body.draws, seed=body.seed, abandoned=abandoned), "calibrate")
         return JSONResponse(result)
@@ -398,10 +398,10 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     @v1.get("/budget/{subject}", summary="A subject's budget: spent, cap, remaining", response_model=None,
             responses=answers["budget"])
     async def budget(subject: str, dataset: Optional[str] = Query(None)) -> dict[str, Any]:
-        if engine.ledger is None:
+        if service.ledger is None:
             raise HTTPException(404, "this service keeps no budget ledger; start it with 'textveil serve --ledger "
                                      "PATH'")
-        return finite_or_none(await run_in_threadpool(engine.budget, subject, dataset))  # JSON has no infinity
+        return finite_or_none(await run_in_threadpool(service.budget, subject, dataset))  # JSON has no infinity
 
     app.include_router(v1)
 
@@ -409,8 +409,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
              responses=answers["healthz"])
     async def healthz() -> dict[str, Any]:
         refusal = entity_refusal()
-        return {"status": "ok", "version": __version__, "ledger": engine.ledger is not None,
-                "language_models_ready": list(engine.ready_language_models),
+        return {"status": "ok", "version": __version__, "ledger": service.ledger is not None,
+                "language_models_ready": list(service.ready_language_models),
                 "token_required": settings.api_token is not None,
                 "entity_stage": {"available": refusal is None, "reason": refusal,
                                  "operators": list(OPERATORS),

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from textveil.registry import Parameter
     from textveil.service.settings import ServiceSettings
-    from textveil.service.engine import ServiceEngine
+    from textveil.service.release_service import ReleaseService
 
 NON_BLANK = r"[^\t-\r\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 """A character ``str.strip()`` keeps: a string that matches it somewhere is not blank (Python's
@@ -123,6 +123,11 @@ class EntityStageSummary(_Record):
     summary: str
 
 
+class SummaryLine(_Record):
+    text: str
+    warning: bool = Field(..., description="Whether the page shows the line as a warning.")
+
+
 class Spent(_Record):
     unit: Optional[str]
     subjects: dict[str, Optional[float]]
@@ -137,6 +142,9 @@ class Released(_Record):
     guarantees: list[str]
     guarantee_kind: str
     entity_stage: EntityStageSummary
+    summary: dict[str, Any] = Field(..., description="The summary of the releases (textveil.release.summary): the "
+                                    "guarantee in general words and every total, as the command line reports it.")
+    summary_lines: list[SummaryLine] = Field(..., description="The summary in words, a line each.")
     budget: Optional[dict[str, Optional[float]]] = Field(..., description="With a ledger: each subject's remaining "
                                                         "budget (null: no cap).")
     spent: Optional[Spent]
@@ -370,19 +378,19 @@ def one_of(branches: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 class Offer:
-    """What one app offers, read from its engine once (when the schema is first asked for): the
+    """What one app offers, read from its release service once (when the schema is first asked for): the
     mechanisms it releases with and their parameters, its language models, the entity types."""
 
-    def __init__(self, settings: ServiceSettings, engine: ServiceEngine) -> None:
+    def __init__(self, settings: ServiceSettings, service: ReleaseService) -> None:
         from textveil.mechanisms.registry import MECHANISMS
-        from textveil.service.engine import entity_refusal
+        from textveil.service.release_service import entity_refusal
 
         self.settings = settings
-        self.entries = {entry.name: entry for entry in MECHANISMS.entries() if engine.refusal(entry.name) is None}
-        self.languages = list(engine.offered_language_models())
+        self.entries = {entry.name: entry for entry in MECHANISMS.entries() if service.refusal(entry.name) is None}
+        self.languages = list(service.offered_language_models())
         self.stage_refusal = entity_refusal()
-        self.entity_types = engine.entity_types()
-        self.smallest = {name: engine.smallest_epsilon(name) for name in self.entries}
+        self.entity_types = service.entity_types()
+        self.smallest = {name: service.smallest_epsilon(name) for name in self.entries}
 
     def released(self) -> list[str]:
         """The mechanisms a request may release with: with a ledger, those it can count (their
@@ -437,8 +445,8 @@ class Contract:
     """The OpenAPI document of one app: FastAPI's, then what only this app's settings and offer
     can say (see the module's docstring). Built once, on the first ask."""
 
-    def __init__(self, app: FastAPI, settings: ServiceSettings, engine: ServiceEngine) -> None:
-        self.app, self.settings, self.engine = app, settings, engine
+    def __init__(self, app: FastAPI, settings: ServiceSettings, service: ReleaseService) -> None:
+        self.app, self.settings, self.service = app, settings, service
 
     def __call__(self) -> dict[str, Any]:
         if self.app.openapi_schema is None:
@@ -447,7 +455,7 @@ class Contract:
             app = self.app
             document = get_openapi(title=app.title, version=app.version, openapi_version=app.openapi_version,
                                    description=app.description, routes=app.routes)
-            self.app.openapi_schema = self.complete(document, Offer(self.settings, self.engine))
+            self.app.openapi_schema = self.complete(document, Offer(self.settings, self.service))
         return self.app.openapi_schema
 
     def complete(self, document: dict[str, Any], offer: Offer) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The service's guards, as plain ASGI middleware (they run before any route):
+"""The service's guards, as plain ASGI middleware (they run before any route; each an
+:class:`HttpGuard`, which checks HTTP requests only):
 
 - :class:`RequireToken`: every ``/v1`` route wants ``Authorization: Bearer TOKEN`` when a
   token is configured, compared in constant time (:func:`hmac.compare_digest`); 401 otherwise;
@@ -56,15 +57,32 @@ def protected(scope: Scope) -> bool:
     return path == PROTECTED_PREFIX or path.startswith(PROTECTED_PREFIX + "/")
 
 
-class RequireToken:
+class HttpGuard:
+    """A guard of HTTP requests (:meth:`http`); any other scope (lifespan, websocket) goes to the
+    app untouched, so every guard lets the server start and stop whatever it checks."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        await self.http(scope, receive, send)
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+class RequireToken(HttpGuard):
     """401 on a ``/v1`` request without the configured bearer token (no token configured: a no-op)."""
 
     def __init__(self, app: ASGIApp, token: str | None) -> None:
-        self.app = app
+        super().__init__(app)
         self._token = None if token is None else _digest(token.encode("utf-8"))
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self._token is None or scope["type"] != "http" or not protected(scope) or scope.get("method") == "OPTIONS":
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._token is None or not protected(scope) or scope.get("method") == "OPTIONS":
             await self.app(scope, receive, send)
             return
         given = _header(scope, b"authorization")
@@ -83,12 +101,12 @@ class RequireToken:
         await self.app(scope, receive, send)
 
 
-class LimitBody:
+class LimitBody(HttpGuard):
     """413 on a body over ``max_bytes`` (declared or streamed); 400 on a JSON body that is not
     UTF-8. The body is read whole (it is small) and handed on as one message."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
+        super().__init__(app)
         self.max_bytes = max_bytes
 
     def _too_large(self, size: int | None) -> str:
@@ -96,10 +114,7 @@ class LimitBody:
         return (f"the request body{got} is larger than this service takes ({self.max_bytes:,} bytes): send fewer "
                 "or shorter texts per request, or start textveil serve with a larger --max-body-bytes")
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         declared = _header(scope, b"content-length")
         if declared is not None:
             try:
@@ -142,16 +157,10 @@ class LimitBody:
         await self.app(scope, replay, send)
 
 
-class AccessLog:
+class AccessLog(HttpGuard):
     """One log line per request: method, route template (``/v1/budget/{subject}``), status, seconds."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         status = 500
 
@@ -170,16 +179,10 @@ class AccessLog:
             log.info("%s %s -> %d (%.3f s)", scope.get("method"), where, status, time.perf_counter() - started)
 
 
-class SecurityHeaders:
+class SecurityHeaders(HttpGuard):
     """Headers every answer carries; ``/v1`` answers are never cached."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         extra = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer")]
         if protected(scope):
             extra.append((b"cache-control", b"no-store"))

@@ -54,18 +54,18 @@ def run_service(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, settings: Se
     _one_blas_thread()
     app = create_app(settings)
     # Loaded now: a bad file fails here, and the first request does not wait for it.
-    log.info("embeddings: %s", app.state.engine.embeddings())
-    for name, model in app.state.engine.models().items():
+    log.info("embeddings: %s", app.state.service.embeddings())
+    for name, model in app.state.service.models().items():
         log.info("trained %s loaded: %s", name, model.fingerprint().get("training_data"))
     started = time.perf_counter()
-    for name in app.state.engine.load_language_models():
+    for name in app.state.service.load_language_models():
         log.info("language model %s loaded and ready (%.1f s: a first request is as fast as the next)", name,
                  time.perf_counter() - started)
     started = time.perf_counter()
-    app.state.engine.warm_calibration()
+    app.state.service.warm_calibration()
     log.info("warmed up in %.1f s (the page's calibration curve and the decoder's index)", time.perf_counter() - started)
     started = time.perf_counter()
-    if app.state.engine.warm_entity_stage() is None:
+    if app.state.service.warm_entity_stage() is None:
         log.info("entity stage loaded in %.1f s (Presidio and spaCy; placeholders unless a request says otherwise; "
                  "pseudonyms keyed by %s)", time.perf_counter() - started,
                  "the --pseudonym-key file" if settings.pseudonym_key is not None else "a fresh key for this run")
@@ -77,7 +77,7 @@ def run_service(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, settings: Se
 
 def _one_blas_thread() -> None:
     """BLAS on one thread for the life of the process: the service runs releases side by side and
-    shares the CPUs out between them (``ServiceEngine.decode_threads``); a BLAS product that
+    shares the CPUs out between them (``ReleaseService.decode_threads``); a BLAS product that
     spread over every core as well would compete with the other releases. Set once, never
     restored: a per-request limit would race, as the BLAS thread count is process-wide."""
     try:

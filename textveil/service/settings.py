@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from textveil.embeddings.neighbours import usable_cpus
 from textveil.errors import InvalidParameterError
+from textveil.machine import usable_cpus
 
 MIN_TOKEN_LENGTH = 16
 
 
 def _default_concurrency() -> int:
-    """One release per usable CPU, each decoding on its own core (see ``ServiceEngine``): more
+    """One release per usable CPU, each decoding on its own core (see ``ReleaseService``): more
     would only share the cores and scatter the latencies; the rest wait in line."""
     return usable_cpus()
 

@@ -18,6 +18,7 @@ import json
 import math
 from functools import cache
 
+from textveil.atomic_files import atomic_write_text
 from textveil.errors import TextveilError
 from textveil.paths import cache_root
 from textveil.text.tokenize import is_word
@@ -72,8 +73,8 @@ def most_probable_spellings(log_probabilities: dict[str, float], margin: float =
 def public_casing_table() -> dict[str, str]:
     """The public casing table (lower-case word -> usual spelling), built once and cached.
 
-    >>> table = public_casing_table()  # doctest: +SKIP
-    >>> table["london"], table.get("bank", "bank")  # doctest: +SKIP
+    >>> table = public_casing_table()
+    >>> table["london"], table.get("bank", "bank")
     ('London', 'bank')
     """
     path = cache_root() / "casing" / f"public-casing-v{_CASING_FORMAT}.json"
@@ -92,7 +93,5 @@ def public_casing_table() -> dict[str, str]:
             "pip install spacy-lookups-data"
         ) from None
     table = most_probable_spellings(json.loads(gzip.decompress(data)))
-    from textveil.corpus.writing import atomic_write_text
-
     atomic_write_text(path, json.dumps(table, ensure_ascii=False, sort_keys=True))
     return table

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from textveil.corpus.writing import atomic_write_text
+from textveil.atomic_files import atomic_write_text
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import InputError, InvalidParameterError
 from textveil.text.tokenize import word_key

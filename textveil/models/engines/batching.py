@@ -28,7 +28,7 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -133,6 +133,28 @@ class DecodeJob:
             self.fail(error)
             return None
 
+    def add_token(self, row: int, drawn: list[int], token: int) -> bool:
+        """Prompt ``row`` drew ``token`` after ``drawn`` (its tokens so far, extended here): the one
+        stop rule every engine applies, which the guarantee's L rests on. A reply ends at an end
+        token (the model's, or a caller's public stop rule such as a line break: both are in
+        ``end_token_ids``), drawn but not kept, or once it holds ``max_new_tokens`` tokens; else the
+        token is kept and the row goes on. Returns whether the row is written (:meth:`finish_row`
+        was called: the engine frees its place).
+
+        >>> job = DecodeJob([[1, 2]], 1, 2, lambda logits, rows: rows, frozenset({0}))
+        >>> drawn = []
+        >>> job.add_token(0, drawn, 5), job.add_token(0, drawn, 6), job.results
+        (False, True, [([5, 6], False)])
+        """
+        if token in self.end_token_ids:
+            self.finish_row(row, drawn, True)
+            return True
+        drawn.append(token)
+        if len(drawn) >= self.max_new_tokens:
+            self.finish_row(row, drawn, False)
+            return True
+        return False
+
     def finish_row(self, row: int, tokens: list[int], ended: bool) -> None:
         """Prompt ``row`` is written: its tokens and whether it ended with an end token."""
         if self.failed:
@@ -167,11 +189,51 @@ class DecodeJob:
         self.done.set()
 
 
+@runtime_checkable
 class Engine(Protocol):
-    """What the queue's worker runs: :meth:`run` decodes rows taken from the queue until none is
-    left and none is in flight."""
+    """The face every engine offers (:class:`~textveil.models.engines.llama_cpp_engine.LlamaCppEngine`,
+    :class:`~textveil.models.engines.transformers_engine.TransformersEngine`), and all that the
+    queue, the language model, the mechanisms and the fluency measure rely on: prompt batches in,
+    logits rows out. An engine stops a reply by :meth:`DecodeJob.add_token` alone."""
 
-    def run(self, queue: DecodeQueue) -> None: ...  # pragma: no cover - a protocol
+    name: str
+    """``llama-cpp`` or ``transformers`` (what ``engine=`` names)."""
+    device: str
+    """Where it runs: ``cpu`` or ``cuda[:N]``."""
+
+    @property
+    def description(self) -> str:
+        """The engine as a Guarantee names it."""
+
+    @property
+    def identity(self) -> str:
+        """What decides its logits' bits (a release's fingerprint holds it)."""
+
+    @property
+    def vocabulary_size(self) -> int:
+        """The number of logits a step gives per row."""
+
+    @property
+    def context_length(self) -> int:
+        """The most positions the model reads."""
+
+    @property
+    def default_batch_rows(self) -> int:
+        """Rows decoded at once when the caller names no batch size."""
+
+    def run(self, queue: DecodeQueue) -> None:
+        """Decode rows taken from ``queue`` until none waits and none is in flight, each step's
+        logits handed to the job that owns the row (:meth:`DecodeJob.draw`), each drawn token to
+        :meth:`DecodeJob.add_token`."""
+
+    def token_log_likelihoods(self, sequences: Sequence[Sequence[int]], batch_size: int = 16) -> list[np.ndarray]:
+        """For each sequence, log p(token t | the tokens before it) for t = 1 .. len - 1 (float64)."""
+
+    def reset(self) -> None:
+        """Forget the decoding state (after a failed run: it is unknown); the engine stays usable."""
+
+    def close(self) -> None:
+        """Free what the engine holds (at the interpreter's exit); it is unusable after."""
 
 
 class DecodeQueue:
@@ -292,9 +354,7 @@ class DecodeQueue:
                     for job in self._jobs:
                         job.fail(error)
                     self._jobs.clear()
-                reset = getattr(self.engine, "reset", None)
-                if reset is not None:
-                    reset()
+                self.engine.reset()
 
 
 def compact_prompt(prompt: Sequence[int]) -> array:
@@ -366,12 +426,10 @@ def _shut_down() -> None:
     for queue in queues:
         queue.stop()
     for queue in queues:
-        close = getattr(queue.engine, "close", None)
-        if close is not None:
-            close()
+        queue.engine.close()
 
 
-def queue_for(engine: Any) -> DecodeQueue:
+def queue_for(engine: Engine) -> DecodeQueue:
     """The one queue of ``engine`` (made on first use): every caller of the process shares it."""
     with _QUEUES_LOCK:
         queue = getattr(engine, "_decode_queue", None)

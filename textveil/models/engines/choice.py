@@ -71,7 +71,7 @@ def resolve_engine(engine: str, model: Path, device: str) -> str:
 def load_llama_cpp_engine(gguf: Path, digest: str) -> Any:
     """llama.cpp reading ``gguf`` (whose content digest is ``digest``) in the weights format this
     machine runs fastest (:func:`~textveil.models.engines.native.chosen_weights`), on every usable CPU."""
-    from textveil.embeddings.neighbours import usable_cpus
+    from textveil.machine import usable_cpus
     from textveil.models.engines.llama_cpp_engine import LlamaCppEngine
     from textveil.models.engines.native import chosen_weights, converted_weights, installed_version
 

@@ -402,13 +402,7 @@ class LlamaCppEngine:
                 continue
             for slot, token in zip(slots, tokens):
                 row = rows[slot]
-                if int(token) in job.end_token_ids:
-                    job.finish_row(row.index, row.drawn, True)
-                    self._release(slot, rows)
-                    continue
-                row.drawn.append(int(token))
-                if len(row.drawn) >= job.max_new_tokens:
-                    job.finish_row(row.index, row.drawn, False)
+                if job.add_token(row.index, row.drawn, int(token)):  # the stop rule: written
                     self._release(slot, rows)
                 else:
                     row.pending = int(token)

@@ -147,7 +147,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    from textveil.corpus.writing import atomic_write_text
+    from textveil.atomic_files import atomic_write_text
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

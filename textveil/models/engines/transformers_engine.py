@@ -199,6 +199,12 @@ class TransformersEngine:
         """Forget the cached openings (after a failed run)."""
         self._prefix_caches = {}
 
+    def close(self) -> None:
+        """Let go of the cached openings and the network (a GPU's memory is freed once nothing
+        else holds it); the engine is unusable after."""
+        self.reset()
+        self.network = None
+
 
 REFILL_SHARE = 8
 """A running batch takes waiting rows once 1 / REFILL_SHARE of its places are free."""
@@ -266,14 +272,7 @@ class _LiveBatch:
                 continue
             chosen[mine] = tokens
             for k, token in zip(mine, tokens):
-                if int(token) in job.end_token_ids:
-                    job.finish_row(self.rows[k][1], self.drawn[k], True)
-                    finished[k] = True
-                else:
-                    self.drawn[k].append(int(token))
-                    if len(self.drawn[k]) >= job.max_new_tokens:
-                        job.finish_row(self.rows[k][1], self.drawn[k], False)
-                        finished[k] = True
+                finished[k] = job.add_token(self.rows[k][1], self.drawn[k], int(token))  # the stop rule
         keep = np.flatnonzero(~finished)
         if keep.size < self.size:
             self._keep(keep)

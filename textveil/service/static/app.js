@@ -401,6 +401,13 @@ function showRelease() {
   });
   $("document-picker").hidden = response.releases.length < 2;
   showDocument(0);
+  // The summary of every text, in the library's words (the command line prints the same lines).
+  $("release-summary").replaceChildren(...response.summary_lines.map((line) => {
+    const item = document.createElement("li");
+    item.textContent = line.text;
+    if (line.warning) item.className = "error";
+    return item;
+  }));
   const budget = response.budget;
   if (budget) {
     const parts = Object.entries(budget).map(([subject, remaining]) =>

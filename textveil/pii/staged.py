@@ -1,6 +1,6 @@
 """A mechanism with the entity stage before it: what every face releases with.
 
-:class:`Screened` offers the release operations of a mechanism (``fit``, ``with_params``,
+:class:`StagedMechanism` offers the release operations of a mechanism (``fit``, ``with_params``,
 ``sanitize``, ``sanitize_many``, ``sanitize_records``, ``release_corpus``, ``fingerprint``) and
 passes everything else to the mechanism it wraps. Each text goes through the stage first, then
 through the mechanism; the Release's Guarantee gains the stage's statement and the Release lists
@@ -19,12 +19,12 @@ from textveil.mechanisms.base import CorpusRelease, Mechanism, ProgressCallback,
 from textveil.pii.stage import EntityOptions, EntityStage, Screening, stage_statement
 
 
-class Screened:
+class StagedMechanism:
     """``mechanism`` with ``stage`` before it.
 
     >>> from textveil.mechanisms.redaction import Redaction
-    >>> screened = Screened(Redaction(), EntityStage(EntityOptions(operator="off")))
-    >>> screened.name, screened.sanitize("mail a@b.org").text
+    >>> staged = StagedMechanism(Redaction(), EntityStage(EntityOptions(operator="off")))
+    >>> staged.name, staged.sanitize("mail a@b.org").text
     ('redact', 'mail [EMAIL]')
     """
 
@@ -42,7 +42,7 @@ class Screened:
         return getattr(self.mechanism, name)
 
     def __repr__(self) -> str:
-        return f"Screened({self.mechanism!r}, entities={self.stage.options.operator})"
+        return f"StagedMechanism({self.mechanism!r}, entities={self.stage.options.operator})"
 
     @property
     def entity_options(self) -> EntityOptions:
@@ -53,13 +53,18 @@ class Screened:
         from the text with its placeholders)."""
         return self.mechanism.planned_spend(self.stage.apply_many([text])[0].text)
 
-    def fit(self, texts: Sequence[str], labels: Sequence[str] | None = None) -> Screened:
+    def fit(self, texts: Sequence[str], labels: Sequence[str] | None = None) -> StagedMechanism:
+        """Fit the mechanism on ``texts`` after the stage, and note the stage on what it learned
+        (saved with it, as ``textveil train`` notes it): a model fitted here and saved says what it
+        never saw, whichever face trained it."""
         self.mechanism.fit(self.stage.texts(texts), labels)
+        if self.mechanism.learns:
+            record_training_stage(self.mechanism, self.stage)
         return self
 
-    def with_params(self, **changes: Any) -> Screened:
+    def with_params(self, **changes: Any) -> StagedMechanism:
         """The mechanism with some parameters changed; the same stage (and what it remembers)."""
-        return Screened(self.mechanism.with_params(**changes), self.stage)
+        return StagedMechanism(self.mechanism.with_params(**changes), self.stage)
 
     def sanitize(self, text: str) -> Release:
         return self.sanitize_many([text])[0]
@@ -130,18 +135,18 @@ def writes_placeholders(options: EntityOptions) -> bool:
     return options.operator in ("placeholder", "pseudonym")
 
 
-def screened(mechanism: Mechanism, entities: EntityOptions | EntityStage | None = None) -> Any:
+def with_entity_stage(mechanism: Mechanism, entities: EntityOptions | EntityStage | None = None) -> Any:
     """``mechanism`` with the entity stage before it (placeholders, by default); the mechanism
     itself when the stage is off. The stage runs before every release the faces make.
 
     >>> from textveil.mechanisms.redaction import Redaction
-    >>> screened(Redaction(), EntityOptions(operator="off")).name
+    >>> with_entity_stage(Redaction(), EntityOptions(operator="off")).name
     'redact'
     """
     stage = entities if isinstance(entities, EntityStage) else EntityStage(entities or EntityOptions())
     if not stage.options.enabled:
         return mechanism
-    return Screened(mechanism, stage)
+    return StagedMechanism(mechanism, stage)
 
 
 def as_attacker(mechanism: Any, seed: int | None) -> Any:
@@ -155,18 +160,18 @@ def as_attacker(mechanism: Any, seed: int | None) -> Any:
     """
     from textveil.privacy.secrets import Secret
 
-    if not isinstance(mechanism, Screened) or mechanism.stage.options.operator != "pseudonym":
+    if not isinstance(mechanism, StagedMechanism) or mechanism.stage.options.operator != "pseudonym":
         return mechanism
     key = Secret.generate() if seed is None else Secret(f"textveil release-aware attacker {seed}")
     options = dataclasses.replace(mechanism.stage.options, key=key)
-    return Screened(mechanism.mechanism, EntityStage(options))
+    return StagedMechanism(mechanism.mechanism, EntityStage(options))
 
 
-def screen_corpus(stage: EntityStage, texts: Sequence[str]) -> tuple[list[str], dict[str, int]]:
+def corpus_through_stage(stage: EntityStage, texts: Sequence[str]) -> tuple[list[str], dict[str, int]]:
     """``texts`` after the stage, and how many entities of each type it replaced: for what is
-    released or learned from outside :class:`Screened` (a PIVOT encoding, a model's training).
+    released or learned from outside :class:`StagedMechanism` (a PIVOT encoding, a model's training).
 
-    >>> screen_corpus(EntityStage(EntityOptions(operator="off")), ["Ann"])
+    >>> corpus_through_stage(EntityStage(EntityOptions(operator="off")), ["Ann"])
     (['Ann'], {})
     """
     from collections import Counter

@@ -1,17 +1,13 @@
-"""What the command-line modules share: the error console, progress bars, loading embeddings,
-and reading a mechanism's options as the user gave them. No privacy logic lives here."""
+"""Progress on the command line: a live bar on a terminal, plain lines in a log (:class:`StageLines`),
+and the tasks that count a release's words or a harness's texts."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from enum import Enum
-from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
-import typer
 from rich.console import Console
-from rich.text import Text
 from rich.progress import (
     BarColumn,
     Progress,
@@ -21,24 +17,9 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
-from textveil.errors import InvalidParameterError
-
-stderr = Console(stderr=True, soft_wrap=True)
-
-
-class OutputFormat(str, Enum):
-    """``--format`` of the commands that print a table or JSON."""
-
-    text = "text"
-    json = "json"
-
-
-class Layout(str, Enum):
-    """``--layout`` of the token-substitution mechanisms."""
-
-    public = "public"
-    keep = "keep"
+from textveil.cli.console import stderr
 
 
 def progress_bar(*extra_columns: ProgressColumn) -> Progress | StageLines:
@@ -301,206 +282,3 @@ def texts_progress(bar: Progress | StageLines) -> Callable[[str, float, int], No
             running.pop("stage")
 
     return told
-
-
-def load_cli_embeddings(spec: str, vocab_size: Optional[int]):
-    from textveil.embeddings import load_embeddings
-
-    return load_embeddings(spec, vocab_size, log=lambda message: stderr.print(f"[dim]{message}[/dim]"))
-
-
-def given_options(mechanism: str, settings: Optional[list[str]], **flags) -> dict:
-    """A mechanism's options as the user gave them: dedicated flags (``None``: not given) and
-    ``--set NAME=VALUE`` for any other parameter, each parsed and checked by the mechanism's spec."""
-    from textveil.building import check_mechanism_options, mechanism_options
-    from textveil.mechanisms.registry import MECHANISMS
-
-    entry = MECHANISMS.entry(mechanism)
-    options = mechanism_options(**flags)
-    for setting in settings or []:
-        name, separator, value = setting.partition("=")
-        if not separator or not name.strip():
-            raise InvalidParameterError(f"--set '{setting}' is not NAME=VALUE, e.g. --set rating=similarity")
-        options[name.strip().replace("-", "_")] = entry.parameter(name.strip().replace("-", "_")).parse(value)
-    check_mechanism_options(mechanism, options)
-    return options
-
-
-def mechanism_of(mechanism: Optional[str], model: Optional[Path]) -> str:
-    """The mechanism to use: the one named, else the trained model's, else emp.
-
-    ``--model`` is a trained mechanism's folder ('textveil train'), or, for the mechanisms that
-    rewrite with a language model (paraphrase, restyle), a language model: a ``.gguf`` file or a
-    Hugging Face model folder (see :func:`language_model_option`). Anything else is one line."""
-    if model is None:
-        return mechanism or "emp"
-    from textveil.building import check_model_path, is_language_model, model_users, takes_model
-    from textveil.mechanisms.base import saved_mechanism_name
-
-    check_model_path(model, mechanism)
-    if is_language_model(model):
-        if mechanism is not None and takes_model(mechanism):
-            return mechanism
-        users = " or ".join(f"--mechanism {name}" for name in model_users())
-        reason = f"{mechanism} takes none" if mechanism is not None else "name the mechanism that rewrites with it"
-        raise InvalidParameterError(f"--model '{model}' is a language model, not a trained mechanism; {reason}: {users}")
-
-    saved = saved_mechanism_name(model)
-    if mechanism is not None and mechanism != saved:
-        raise InvalidParameterError(f"--model '{model}' holds a trained {saved}, not {mechanism}: "
-                                    f"use --mechanism {saved} or another --model")
-    return saved
-
-
-def language_model_option(mechanism: str, model: Optional[Path], options: dict, *,
-                          resolve: bool = False) -> Optional[Path]:
-    """``--model`` as the mechanism takes it: a language model (for paraphrase, restyle) becomes
-    its ``model`` parameter in ``options`` (the path, made absolute with ``resolve``) and None is
-    returned; a trained mechanism's folder is returned as it is (built with ``Mechanism.load``).
-    A ``model=`` parameter given with ``--set`` must then name the same model."""
-    from textveil.building import is_language_model, takes_model
-
-    if model is None or not takes_model(mechanism) or not is_language_model(model):
-        if resolve and model is None and isinstance(options.get("model"), str) and Path(options["model"]).exists():
-            options["model"] = str(Path(options["model"]).resolve())  # workers may run elsewhere
-        return model
-    source = str(model.resolve()) if resolve else str(model)
-    given = options.get("model")
-    if given is not None and given not in (str(model), source) and Path(given).resolve() != model.resolve():
-        raise InvalidParameterError(f"--model '{model}' and --set model={given} name two language models: give one")
-    options["model"] = source
-    return None
-
-
-def require_parameters(mechanism: str, options: dict, *, besides: tuple[str, ...] = ()) -> None:
-    """Every parameter the mechanism cannot do without is given: one line names the flag."""
-    from textveil.mechanisms.registry import MECHANISMS
-
-    for parameter in MECHANISMS.entry(mechanism).parameters:
-        if parameter.required and parameter.name not in options and parameter.name not in besides:
-            raise InvalidParameterError(f"mechanism '{mechanism}' needs {parameter.flag}: {parameter.help}")
-
-
-def warn_copied_fields(documents, text_field: str) -> None:
-    """Name the JSONL/CSV fields besides the text that a release copies unchanged: no mechanism
-    touches them, so no guarantee covers them."""
-    warn_copied_field_names({name for d in documents for name in d.fields if name != text_field})
-
-
-def warn_copied_field_names(names) -> None:
-    """The warning of :func:`warn_copied_fields` for the field ``names`` a release copied (none: silent)."""
-    copied = sorted(map(str, names))
-    if copied:
-        stderr.print(f"WARNING: the records' other fields ({', '.join(copied)}) are copied into the release unchanged "
-                     "and are NOT protected; drop them from the input if they identify anyone",
-                     style="bold yellow", markup=False)
-
-
-# Subsets of a risk corpus read in place (evaluate, compare).
-FIRST_LABELS = typer.Option(
-    None, "--first-labels", help="Keep only the first N authors (in file order; of the known corpus when known and "
-    "unknown are given apart), read in place.")
-TEXTS_PER_LABEL = typer.Option(
-    None, "--texts-per-label", help="Keep only each author's first T texts (of a single corpus before its "
-    "known/unknown split; of each, given apart).")
-# How a single risk corpus is split into known and judged texts (evaluate, compare; textveil.evaluation.splits).
-KNOWN_PER_LABEL = typer.Option(
-    None, help="Per author, the first K texts are known (single corpus; cross-topic: at most K, from the main "
-    "topic or the fewest topics that hold K).")
-SPLIT = typer.Option(
-    "same-stream", "--split", help="same-stream: each author's first texts known, the next ones judged; cross-topic: "
-    "known texts on the author's main topic, judged texts on other topics (an author on one topic is left out).")
-TOPIC_FIELD = typer.Option(
-    None, "--topic-field", help="A JSONL/CSV field naming each text's topic (e.g. fandom) for --split cross-topic; "
-    "default: topics from an NMF topic model of the content words. With same-stream: how many judged texts share "
-    "a topic with their author's known texts.")
-TOPICS = typer.Option(
-    None, "--topics", help="Topics of the NMF topic model (content words, seed 0) where no --topic-field names them: "
-    "cross-topic's topics (default: 10); with same-stream, how many judged texts share a topic with their author's "
-    "known texts.")
-
-# The entity stage's options, declared once and added by @with_entity_options to every command
-# that releases or learns from text (sanitize, release, evaluate, compare, attack, train, pivot).
-_ENTITY_OPTIONS = (
-    ("entities", str, typer.Option(
-        "placeholder", "--entities",
-        help="Entity stage before the mechanism (names, places, organisations, contacts; Presidio + spaCy): "
-        "placeholder (<PERSON>, the default), pseudonym (keyed fake values), drop, or off.")),
-    ("entity_types", Optional[str], typer.Option(
-        None, "--entity-types", help="Comma-separated Presidio entity types to replace (default: PERSON, LOCATION, "
-        "ORGANIZATION, NRP, EMAIL_ADDRESS, PHONE_NUMBER, URL, IP_ADDRESS, CREDIT_CARD, IBAN_CODE, US_SSN; add "
-        "DATE_TIME for dates).")),
-    ("allow_entity", Optional[list[str]], typer.Option(
-        None, "--allow-entity", help="A word the entity stage never replaces (repeatable, or comma-separated).")),
-    ("deny_entity", Optional[list[str]], typer.Option(
-        None, "--deny-entity", help="A word the entity stage always replaces, as CUSTOM (repeatable, or "
-        "comma-separated).")),
-    ("pseudonym_key", Optional[Path], typer.Option(
-        None, "--pseudonym-key", help="With --entities pseudonym: a file holding the key (the same key gives the "
-        "same pseudonyms across runs; default: a fresh key, this run only). Never written anywhere.")),
-    ("entity_scope", str, typer.Option(
-        "corpus", "--entity-scope", help="With --entities pseudonym: one pseudonym per entity across the corpus, or "
-        "per document.")),
-)
-
-
-def with_entity_options(command):
-    """Give a command the entity stage's options; it receives them parsed, as one keyword
-    argument ``entity_stage`` (an :class:`~textveil.pii.EntityOptions`), and declares no option itself."""
-    import functools
-    import inspect
-
-    signature = inspect.signature(command)
-    own = [p for p in signature.parameters.values() if p.name != "entity_stage"]
-    added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
-             for name, kind, option in _ENTITY_OPTIONS]
-
-    @functools.wraps(command)
-    def wrapper(*args, **kwargs):
-        given = {name: kwargs.pop(name) for name, _, _ in _ENTITY_OPTIONS}
-        return command(*args, entity_stage=entity_options(**given), **kwargs)
-
-    wrapper.__signature__ = signature.replace(parameters=own + added)  # type: ignore[attr-defined]
-    return wrapper
-
-
-def entity_options(entities: str, entity_types: Optional[str], allow_entity: Optional[list[str]],
-                   deny_entity: Optional[list[str]], pseudonym_key: Optional[Path], entity_scope: str):
-    """The entity stage's options as the user gave them (checked when the stage is built)."""
-    from textveil.pii.stage import DEFAULT_TYPES, EntityOptions, read_key
-
-    def words(values: Optional[list[str]]) -> tuple[str, ...]:
-        return tuple(word.strip() for value in values or [] for word in value.split(",") if word.strip())
-
-    key = None
-    if pseudonym_key is not None:
-        if entities != "pseudonym":
-            raise InvalidParameterError("--pseudonym-key is for --entities pseudonym; drop it or pass that")
-        key = read_key(str(pseudonym_key))
-    types = tuple(t.strip() for t in entity_types.split(",")) if entity_types is not None else DEFAULT_TYPES
-    return EntityOptions(operator=entities, entity_types=types, allow=words(allow_entity), deny=words(deny_entity),
-                         key=key, key_file=None if pseudonym_key is None else str(Path(pseudonym_key).resolve()),
-                         scope=entity_scope)
-
-
-class Decoder(str, Enum):
-    """emp's nearest-word decoding, as the commands offer it."""
-
-    exact = "exact"
-    screened = "screened"
-    approx = "approx"
-
-
-class OovPolicy(str, Enum):
-    """What emp does with words outside its vocabulary."""
-
-    perturb = "perturb"
-    keep = "keep"
-    drop = "drop"
-
-
-def corpus_words(documents) -> list[str]:
-    """The word tokens of documents, in order: what a vocabulary is restricted to."""
-    from textveil.text.tokenize import tokenize
-
-    return [t.text for d in documents for t in tokenize(d.text) if t.is_word]

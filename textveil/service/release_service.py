@@ -14,8 +14,9 @@ The entity stage (:mod:`textveil.pii`) is built once per distinct options and sh
 request and mechanism that asks for them, so spaCy loads once per process and what the stage
 has screened is remembered across requests. Pseudonyms are keyed by one key for the life of
 the process (``textveil serve --pseudonym-key FILE``, else a fresh one): the same name gets
-the same pseudonym in every request until the service stops. The key never leaves the engine:
-no response, log line or file holds it (a response shows only its digest).
+the same pseudonym in every request until the service stops. The key never leaves the
+:class:`ReleaseService`: no response, log line or file holds it (a response shows only its
+digest).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import json
 import logging
 import math
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,14 +40,23 @@ from textveil.building import (
     is_language_model,
     takes_model,
 )
-from textveil.embeddings.neighbours import decoding_threads, usable_cpus
+from textveil.embeddings.neighbours import decoding_threads
 from textveil.errors import InputError, InvalidParameterError, TextveilError
+from textveil.machine import usable_cpus
 from textveil.mechanisms.base import Mechanism
 from textveil.mechanisms.registry import MECHANISMS
-from textveil.pii.stage import EntityOptions, EntityStage, read_key, stage_summary
+from textveil.pii.stage import (
+    EntityOptionNames,
+    EntityOptions,
+    EntityStage,
+    parse_entity_options,
+    read_key,
+    stage_summary,
+)
 from textveil.privacy.guarantee import KINDS
 from textveil.privacy.secrets import Secret
 from textveil.privacy.ledger import DEFAULT_DATASET, BudgetLedger
+from textveil.release.summary import summarise_records
 from textveil.service.slots import Slots
 
 log = logging.getLogger("textveil.service")
@@ -61,6 +71,10 @@ MECHANISM_CACHE_SIZE = 64
 STAGE_CACHE_SIZE = 16
 """Distinct entity-stage options kept built (each remembers up to 20,000 screened texts)."""
 STAGE_OFF = EntityOptions(operator="off")
+REQUEST_NAMES = EntityOptionNames(operator="entities.operator", entity_types="entities.entity_types",
+                                  key="the service's pseudonym key", stage_off="send entities.operator 'off'",
+                                  comma_separated=False)
+"""How a request names the entity stage's options (a JSON object's fields, whole words in its lists)."""
 WARM_UP_TEXT = "Hi, I am Margaret Okafor from Portland; mail margaret@example.org."
 """What ``textveil serve`` screens before it listens, so that spaCy is loaded (never logged)."""
 
@@ -139,7 +153,7 @@ def mechanism_listing(trained: Sequence[str] = (), language_models: Sequence[str
                 for parameter in parameters:
                     if parameter["name"] == "model":
                         parameter.update(choices=list(language_models), default=default_model or language_models[0])
-            if swept is not None and "language_model" in getattr(MECHANISMS.load(entry.name), "resources", ()):
+            if swept is not None and "language_model" in MECHANISMS.load(entry.name).resources:
                 note = CALIBRATION_TOO_COSTLY.format(name=entry.name)  # the page asks for a curve on every change
         listed.append({
             "name": entry.name,
@@ -232,7 +246,7 @@ WARM_UP_TOKENS = 4
 ones reuse)."""
 
 
-class ServiceEngine:
+class ReleaseService:
     """The process's embeddings, ledger and mechanism cache, and the releases themselves.
 
     ``embeddings`` is a :class:`~textveil.embeddings.WordEmbeddings` or a spec for
@@ -422,34 +436,22 @@ class ServiceEngine:
     # -- the entity stage ----------------------------------------------------------------
 
     def entity_options(self, asked: dict[str, Any] | None) -> EntityOptions:
-        """A request's ``entities`` as the stage's options (one-line errors naming the field):
-        ``operator`` (default placeholder), ``entity_types``, ``allow``, ``deny``, ``scope``;
-        pseudonyms under the service's key. Checked before any work; the stage must be installed
-        when the request wants it on."""
-        from textveil.pii.stage import DEFAULT_TYPES
-
+        """A request's ``entities`` as the stage's options, parsed by the library's one parser
+        (one-line errors naming the request's fields): ``operator`` (default placeholder),
+        ``entity_types``, ``allow``, ``deny``, ``scope``; pseudonyms under the service's key.
+        Checked before any work; the stage must be installed when the request wants it on."""
         asked = dict(asked or {})  # operator and scope were checked by the request's schema
-        operator = asked.get("operator") or "placeholder"
-        scope = asked.get("scope") or "corpus"
-        types = asked.get("entity_types")
-        types = DEFAULT_TYPES if types is None else tuple(str(t).upper() for t in types)
-        allow, deny = tuple(asked.get("allow") or ()), tuple(asked.get("deny") or ())
-        if operator != "off" and not types and not any(word.strip() for word in deny):
-            raise InvalidParameterError("entities.entity_types is empty: name at least one type, or send "
-                                        "entities.operator 'off'")
-        known = self.entity_types() if asked.get("entity_types") is not None else None
-        unknown = sorted(set(types) - set(known or types))
-        if unknown:  # the schema lists the known ones, whatever the operator
-            named = ", ".join(t if t.strip() else repr(t) for t in unknown)
-            raise InvalidParameterError(f"unknown entity types {named}; use some of: {', '.join(known or ())}")
-        if operator != "off":
+        options = parse_entity_options(
+            asked.get("operator"), asked.get("entity_types"), asked.get("allow"), asked.get("deny"), asked.get("scope"),
+            default_key=self._pseudonym_key, names=REQUEST_NAMES,
+            known_types=self.entity_types() if asked.get("entity_types") is not None else None)
+        if options.enabled:
             refusal = entity_refusal()
             if refusal is not None:
                 from textveil.pii.detector import EntityStageUnavailable
 
                 raise EntityStageUnavailable(refusal)
-        return EntityOptions(operator=operator, entity_types=types, allow=allow, deny=deny, scope=scope,
-                             key=self._pseudonym_key if operator == "pseudonym" else None)
+        return options
 
     def entity_stage(self, options: EntityOptions) -> EntityStage:
         """The one stage of these options, built on first use (loading spaCy, once per process)
@@ -497,12 +499,12 @@ class ServiceEngine:
                 self._mechanisms.move_to_end(key)
                 return cached
         if name in self.models():
-            from textveil.pii.screened import screened
+            from textveil.pii.staged import with_entity_stage
 
-            built = screened(self.models()[name].with_params(**options, seed=None), stage)
+            built = with_entity_stage(self.models()[name].with_params(**options, seed=None), stage)
         else:
             cls = MECHANISMS.load(name)
-            embeddings = self.embeddings() if "embeddings" in getattr(cls, "resources", ()) else None
+            embeddings = self.embeddings() if "embeddings" in cls.resources else None
             source = self.language_model_source(name, options)
             if source is None:
                 built = build_mechanism(name, options, embeddings, entities=stage, seed=None)
@@ -531,7 +533,7 @@ class ServiceEngine:
         refusal = self.refusal(order.mechanism)
         if refusal:
             raise InvalidParameterError(refusal)
-        engine = self.for_request(order.mechanism, order.options, order.seed, order.entities)
+        built = self.for_request(order.mechanism, order.options, order.seed, order.entities)
 
         def progress(_done: int) -> None:
             if abandoned.is_set():  # the request timed out: stop before anything is recorded
@@ -544,7 +546,7 @@ class ServiceEngine:
 
             assert self.ledger is not None
             with decoding_threads(self.decode_threads):
-                done = release_with_budget(engine, order.texts, order.subjects, self.ledger, dataset=order.dataset,
+                done = release_with_budget(built, order.texts, order.subjects, self.ledger, dataset=order.dataset,
                                            request_id=order.request_id, progress=progress)
             records, replayed = done.records, done.replayed
             for spend in done.spends:
@@ -553,19 +555,24 @@ class ServiceEngine:
             budget = {subject: self.ledger.remaining(subject, order.dataset) for subject in dict.fromkeys(order.subjects)}
         else:
             with decoding_threads(self.decode_threads):
-                releases = engine.sanitize_many(order.texts, progress=progress)
+                releases = built.sanitize_many(order.texts, progress=progress)
             records, replayed, budget = [r.to_dict() for r in releases], False, None
-        kind = records[0]["guarantee"]["kind"] if records else MECHANISMS.entry(order.mechanism).guarantee
+        # records, not Release objects: a replayed request has only what the ledger stored
         shown = order.entities.public()
-        counts = dict(Counter(entity["type"] for record in records for entity in record.get("entities", ())))
+        summary = summarise_records(records, entity_stage=shown)
+        kind = summary.kind or MECHANISMS.entry(order.mechanism).guarantee
+        lines = summary.lines(f"released {summary.documents} text(s)", noun="text")
         response = {
             "mechanism": order.mechanism,
-            "parameters": {k: v for k, v in engine.public_params().items() if k != "seed" or order.seed is not None},
+            "parameters": {k: v for k, v in built.public_params().items() if k != "seed" or order.seed is not None},
             "releases": records,
             "guarantees": [record["guarantee"].get("statement") or KINDS[record["guarantee"]["kind"]]
                            for record in records],
             "guarantee_kind": KINDS.get(kind, kind),
-            "entity_stage": {"options": shown, "counts": counts, "summary": stage_summary(shown, counts)},
+            "entity_stage": {"options": shown, "counts": summary.entities,
+                             "summary": stage_summary(shown, summary.entities)},
+            "summary": summary.to_dict(),
+            "summary_lines": [{"text": line.text, "warning": line.warning} for line in lines],
             "budget": budget,
             "spent": {"unit": unit, "subjects": spent} if order.subjects is not None else None,
             "dataset": order.dataset if order.subjects is not None else None,
