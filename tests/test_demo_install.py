@@ -31,7 +31,7 @@ def test_make_demo_releases_before_it_installs_the_rest():
     demo's requirements, the embeddings' build, the release, and only then pyproject.toml's whole
     install."""
     if shutil.which("make") is None:
-        pytest.skip("make is not installed")
+        pytest.skip("GNU make is not installed: this test reads the plan of `make demo` (apt-get install make)")
     planned = subprocess.run(["make", "-n", "demo", "VENV=/nonexistent/venv"], cwd=REPO_ROOT,
                              capture_output=True, text=True, check=True).stdout
     steps = ("-r requirements/demo.txt", "textveil embeddings build", "textveil sanitize examples/sample.txt",

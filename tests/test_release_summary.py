@@ -114,3 +114,13 @@ def test_sanitize_and_release_print_the_summarys_lines(tmp_path, vectors, capsys
     for line in summary.lines("released", noun="record")[2:]:  # after the entity stage's and the head's
         assert line.text in released
         assert line.text.replace("record", "document") in sanitized
+
+
+def test_what_only_a_later_record_names_in_general_is_kept():
+    # a policy that passed nothing through in the first record may in a later one: the summary of
+    # both must still name what it leaves unprotected
+    first = Guarantee("emp", 1.0, "d", 3)
+    later = Guarantee("emp", 1.0, "d", 3, tokens_passed_through=2)
+    assert later.unprotected_in_general != first.unprotected_in_general
+    summary = summarise([Release("a b c", first), Release("a b c d e", later)])
+    assert set(later.unprotected_in_general) <= set(summary.unprotected)

@@ -45,4 +45,4 @@ def _skip_an_example_whose_part_is_missing(request: pytest.FixtureRequest) -> No
     if isinstance(request.node, pytest.DoctestItem) and request.node.name in NEEDS:
         reason = NEEDS[request.node.name]()
         if reason is not None:
-            pytest.skip(f"this example needs what is missing here: {reason}")
+            pytest.skip(f"this docstring example runs only where its part is installed: {reason}")

@@ -51,6 +51,10 @@ TOTALS: dict[str, str] = {
 """The counts a summary adds up over its releases (:attr:`ReleaseSummary.totals`), in words."""
 
 
+_NAMED_IN_GENERAL = ("unprotected", "assumptions", "policies", "post_processing")
+"""A summary's lists of words: what any of its releases names is kept when sets combine."""
+
+
 @dataclass(frozen=True)
 class SummaryLine:
     """One line of a summary in words; ``warning``: a face shows it as one (in yellow)."""
@@ -93,7 +97,7 @@ class ReleaseSummary:
 
     def __post_init__(self) -> None:
         # Lists from JSON become tuples, so a summary read back equals the one written.
-        for name in ("unprotected", "assumptions", "policies", "post_processing"):
+        for name in _NAMED_IN_GENERAL:
             object.__setattr__(self, name, tuple(getattr(self, name)))
         if self.document_epsilon is not None:
             low, high = self.document_epsilon
@@ -116,7 +120,8 @@ class ReleaseSummary:
 
     def combine(self, other: ReleaseSummary) -> ReleaseSummary:
         """This set and ``other`` as one: the totals added, the epsilon range widened; the
-        guarantee's words are this set's (``other``'s where this one is empty).
+        guarantee's fields are this set's (``other``'s where this one is empty), its lists of words
+        both sets'.
 
         >>> one = ReleaseSummary(documents=1, kind="dp", totals={"words_protected": 3}, document_epsilon=(3.0, 3.0))
         >>> two = ReleaseSummary(documents=2, kind="dp", totals={"words_protected": 5}, document_epsilon=(1.0, 4.0))
@@ -134,6 +139,9 @@ class ReleaseSummary:
             self,
             documents=self.documents + other.documents,
             totals={name: self.total(name) + other.total(name) for name in TOTALS},
+            # what any record names in general words stays named: a policy may pass tokens through
+            # in a later record only, and its words must not be lost because the first had none
+            **{name: tuple(dict.fromkeys(getattr(self, name) + getattr(other, name))) for name in _NAMED_IN_GENERAL},
             document_epsilon=(min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else None,
             exceptions=dict(Counter(self.exceptions) + Counter(other.exceptions)),
             entities=dict(Counter(self.entities) + Counter(other.entities)),
