@@ -62,6 +62,7 @@ SLOW = {
     "paraphrase": "loads a language model: minutes on a CPU",
     "restyle": "loads a language model: minutes on a CPU",
     "translate": "runs Apertium round trips, which are slow and need Debian packages",
+    "polish": "polishes with a language model: minutes on a CPU",
     "beyond-examples": "evaluate and compare run only on the shipped corpus",
 }
 """Commands not run although their inputs exist, and why."""
@@ -263,6 +264,8 @@ def slow(argv: list[str], inputs: list[str]) -> str | None:
     for mechanism in mechanisms_named(argv):
         if mechanism in LANGUAGE_MECHANISMS:
             return SLOW[mechanism]
+    if "--then" in argv or any("+polish" in arg for arg in argv):
+        return SLOW["polish"]
     if first in ("evaluate", "compare") and not all(normal(path).startswith("examples" + os.sep) for path in inputs):
         return SLOW["beyond-examples"]
     return None

@@ -157,6 +157,38 @@ def test_a_release_is_the_same_alone_among_others_and_with_one_thread(tiny_gguf,
     assert [r.text for r in again] == together
 
 
+def test_a_public_base_release_is_the_same_alone_among_others_and_in_small_batches(on_llama_cpp, on_transformers):
+    """On llama.cpp the two rows of a unit (with the document, and the public prompt without it) are
+    read in slots of their own and draw their first token once both are read: a release is the same
+    alone, among others, in batches of one pair, and its rows always reach the draw together. The
+    transformers engine releases every text too (its logits differ in the last bits: other bytes)."""
+    from textveil.models.engines import batching
+
+    mechanism = Paraphrase(8.0, score="public-base", language_model=on_llama_cpp, max_new_tokens=10, seed=5)
+    seeds = list(range(30, 38))
+    together = [r.text for r in mechanism.sanitize_records(TEXTS, seeds)]
+    alone = [mechanism.with_params(seed=s).sanitize(t).text for t, s in zip(TEXTS, seeds)]
+    small = [r.text for r in Paraphrase(8.0, score="public-base", language_model=on_llama_cpp, max_new_tokens=10,
+                                        batch_size=2).sanitize_records(TEXTS, seeds)]
+    assert together == alone == small and len(set(together)) > 4
+    groups = []
+    original = batching.DecodeJob.draw
+
+    def spy(job, logits, rows):
+        groups.append(sorted(np.asarray(rows).tolist()))
+        return original(job, logits, rows)
+
+    batching.DecodeJob.draw = spy
+    try:
+        mechanism.with_params(seed=1).sanitize_many(TEXTS)
+    finally:
+        batching.DecodeJob.draw = original
+    assert groups and all(rows[::2] == [r - 1 for r in rows[1::2]] for rows in groups)
+    on_torch = Paraphrase(8.0, score="public-base", language_model=on_transformers, max_new_tokens=10)
+    assert [r.units for r in on_torch.sanitize_records(TEXTS, seeds)] == [
+        r.units for r in mechanism.sanitize_records(TEXTS, seeds)]
+
+
 # -- one face, one stop rule ---------------------------------------------------------------
 
 

@@ -116,17 +116,25 @@ def test_release_cache_reuses_seeded_releases_with_their_statistics(tmp_path):
     assert key != release_key(fingerprint, 1, corpus.with_texts(["x"] * len(corpus)))
     calls = []
 
-    def release():
+    from textveil.privacy.release_budget import ReleaseBudget
+
+    def release(budget=ReleaseBudget("metric", 10.0, "token", "Euclidean", ())):
         calls.append(1)
-        return CorpusRelease([t.upper() for t in corpus.texts], None, True, {"words_protected": 7, "words_changed": 3})
+        return CorpusRelease([t.upper() for t in corpus.texts], None, True, {"words_protected": 7, "words_changed": 3},
+                             budget)
 
     first = cache.get_or_release(key, release, len(corpus))
     second = cache.get_or_release(key, release, len(corpus))
     # read back, the release reports what it protected (a cached point once reported 0 and 0)
     assert first == second and len(calls) == 1 and cache.hits == 1
-    assert second.stats == {"words_protected": 7, "words_changed": 3}
+    assert second.stats == {"words_protected": 7, "words_changed": 3} and second.budget == first.budget
     cache.get_or_release(None, release, len(corpus))  # unseeded: never cached
     assert len(calls) == 2
+    # an entry written before budgets were kept is released again (its report would lack them)
+    old = release_key(fingerprint, 3, corpus)
+    cache.get_or_release(old, lambda: release(None), len(corpus))
+    again = cache.get_or_release(old, release, len(corpus))
+    assert len(calls) == 4 and again.budget is not None
 
 
 def fake_results() -> dict:

@@ -110,6 +110,30 @@ def test_the_page_releases_text_with_the_changed_words_highlighted(page, tmp_pat
     assert saved["releases"] == response["releases"]
 
 
+def test_the_page_polishes_the_release_when_asked(page):
+    """The box asks the service to polish (``then: ["polish"]``); unticked, nothing is asked. Where
+    the service cannot polish (no language model), the box is off and the note says why."""
+    page.fill("#text", "The market rallied on Friday and stocks rose.")
+    page.fill("#subject", "author-polish")
+    page.select_option("#entities", "off")
+    with page.expect_response(lambda r: r.url.endswith("/v1/sanitize")) as answered:
+        page.click("#release")
+    assert answered.value.request.post_data_json["then"] == []
+    health = page.evaluate("() => fetch('/healthz').then((r) => r.json())")
+    if not health["polish"]["available"]:
+        assert page.is_disabled("#polish") and health["polish"]["reason"] in page.inner_text("#polish-note")
+        return
+    page.check("#polish")
+    with page.expect_response(lambda r: r.url.endswith("/v1/sanitize"), timeout=120_000) as answered:
+        page.click("#release")
+    assert answered.value.request.post_data_json["then"] == ["polish"]
+    response = answered.value.json()
+    page.wait_for_function("document.querySelector('#summary').textContent.includes('polished')")
+    assert page.locator("#released mark").count() == 0  # written anew: no word lines up with a change
+    assert page.inner_text("#released") == response["releases"][0]["text"]
+    assert "Post-processing, which costs no privacy: polish:" in page.inner_text("#guarantee")
+
+
 def test_the_page_highlights_the_replaced_entities_in_the_original(page):
     """The default entity stage (placeholders) before the mechanism: the original shows each
     replaced entity at the response's offsets, its title naming the type and the replacement,
@@ -182,6 +206,9 @@ def test_the_results_page_draws_the_tables_and_the_risk_utility_map(browser, ser
     tasks = list(results["points"][0]["utility"])
     assert page.locator("svg.risk-utility-map").count() == len(tasks)
     assert page.locator("#table-risk tbody tr").count() == len(results["points"])
+    # the budget beside the risk: a file written before it was kept says so, never a made-up number
+    assert "epsilon per document: median (largest)" in page.inner_text("#table-risk thead")
+    assert "not recorded" in page.inner_text("#table-risk tbody")
     assert page.locator("#table-utility tbody tr").count() == len(results["points"])
     assert "risk: best of all" in page.inner_text("#legend")
     page.set_input_files("#results-file", files=[{"name": "x.json", "mimeType": "application/json",

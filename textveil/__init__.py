@@ -20,10 +20,13 @@ from textveil.privacy import Guarantee, Secret
 from textveil.version import __version__
 
 
-def mechanism(name: str, *, entities: Any = None, embeddings: Any = None, **parameters: Any) -> Any:
+def mechanism(name: str, *, entities: Any = None, embeddings: Any = None, then: Any = None,
+              **parameters: Any) -> Any:
     """The mechanism ``name`` with its ``parameters``, the entity stage before it: placeholders
     unless ``entities`` (a :class:`textveil.pii.EntityOptions`) says otherwise. The default
     embeddings are loaded for a mechanism that works with embeddings when none are given.
+    ``then="polish"`` rewrites each release into sentences with the language model, which reads
+    only the release (:mod:`textveil.mechanisms.polish`: no privacy cost).
 
     >>> mechanism("redact", entities=__import__("textveil.pii").pii.EntityOptions(operator="off")).name
     'redact'
@@ -34,7 +37,7 @@ def mechanism(name: str, *, entities: Any = None, embeddings: Any = None, **para
 
     if embeddings is None and "embeddings" in getattr(MECHANISMS.load(name), "resources", ()):
         embeddings = load_embeddings()
-    return build_mechanism(name, {}, embeddings, entities=entities or EntityOptions(), **parameters)
+    return build_mechanism(name, {}, embeddings, entities=entities or EntityOptions(), then=then, **parameters)
 
 
 def __getattr__(name: str) -> Any:

@@ -110,7 +110,8 @@ def check_model_path(model: str | Path, mechanism: str | None) -> None:
 
 
 def build_mechanism(mechanism: str, options: dict[str, Any], embeddings: Any, *, entities: Any,
-                    model: str | Path | None = None, **parameters: Any) -> Mechanism:
+                    model: str | Path | None = None, then: Any = None, then_language_model: Any = None,
+                    **parameters: Any) -> Mechanism:
     """The named mechanism with ``options`` and ``parameters`` (its swept value, a seed), given
     the ``embeddings`` when it works with them; with ``model``, the trained mechanism saved in
     that folder (it must be the named one) with those parameters changed, or, for a mechanism
@@ -120,10 +121,20 @@ def build_mechanism(mechanism: str, options: dict[str, Any], embeddings: Any, *,
     ``entities`` (:class:`~textveil.pii.EntityOptions` or a built
     :class:`~textveil.pii.EntityStage`) puts the entity stage before it; every face passes the
     user's choice (placeholders unless told otherwise), so it is a required keyword.
+
+    ``then`` names what rewrites each release afterwards (``"polish"``, parsed by
+    :func:`textveil.mechanisms.polish.parse_then`): stage, then mechanism, then polish; the
+    Guarantee stays the mechanism's. ``then_language_model``: the loaded model a polish runs
+    (a face's own copy), else it loads its ``model`` on first use.
     """
     from textveil.pii.staged import with_entity_stage
 
-    return with_entity_stage(_bare_mechanism(mechanism, options, embeddings, model=model, **parameters), entities)
+    staged = with_entity_stage(_bare_mechanism(mechanism, options, embeddings, model=model, **parameters), entities)
+    if not then:
+        return staged
+    from textveil.mechanisms.polish import with_then  # the language-model machinery, only when asked for
+
+    return with_then(staged, then, language_model=then_language_model)
 
 
 def _bare_mechanism(mechanism: str, options: dict[str, Any], embeddings: Any, *, model: str | Path | None = None,

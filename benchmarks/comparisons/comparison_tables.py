@@ -1,5 +1,7 @@
 """Print the compact tables of docs/choosing-a-mechanism.md from committed comparisons: every
-release's risk and utility on one line, and "at a risk of at most r" for semantic similarity.
+release's risk, utility and epsilon per document (median, and the largest over the judged texts;
+for metric privacy, emp, the epsilon per token and its metric; "not recorded" in results written
+before it was kept) on one line, and "at a risk of at most r" for semantic similarity.
 
     python benchmarks/comparisons/comparison_tables.py docs/results/compare-blog-short/results.json [...]
 """
@@ -10,6 +12,7 @@ import json
 import sys
 
 from textveil.evaluation.frontier import frontier_of
+from textveil.privacy.release_budget import one_cell_words
 
 
 def _cell(release: dict, measure: str) -> str:
@@ -22,12 +25,14 @@ def _cell(release: dict, measure: str) -> str:
 def tables(results: dict) -> str:
     measures = list(results["utility_measures"])
     rows = [("unmodified text", "", results["unmodified"]["risk"]["top1"],
-             [f"{results['unmodified']['utility'][m]['value']:.2f}" for m in measures])]
-    rows += [(r["mechanism"], r["setting"], r["risk"]["top1"], [_cell(r, m) for m in measures])
+             [f"{results['unmodified']['utility'][m]['value']:.2f}" for m in measures] + ["–"])]
+    rows += [(r["mechanism"], r["setting"], r["risk"]["top1"],
+              [_cell(r, m) for m in measures] + [one_cell_words(r.get("budget"), r.get("guarantee"))])
              for r in sorted(results["releases"], key=lambda r: r["risk"]["top1"])]
     frontier = frontier_of(results)
-    lines = ["| mechanism | setting | risk | " + " | ".join(measures) + " |",
-             "|---|---|---:|" + "---:|" * len(measures)]
+    lines = ["| mechanism | setting | risk | " + " | ".join(measures)
+             + " | epsilon per document (metric privacy: per unit) |",
+             "|---|---|---:|" + "---:|" * (len(measures) + 1)]
     for mechanism, setting, risk, cells in rows:
         on = [m for m in measures if any(r["mechanism"] == mechanism and r["setting"] == setting
                                           and r["id"] in frontier[m]["pareto"] for r in results["releases"])]

@@ -1,8 +1,9 @@
 """The per-lever table of a `textveil compare` (issue 37): for every release, the risk (the best
 attack of every kind and training), what of it content alone gives (``topic-svm``: content words
 only) and what style alone gives (every other attack), MiniLM similarity, the fluency ratio and the
-share of releases that describe the text instead of rewriting it, and the length ratio (released
-words / input words) where the comparison measured it.
+share of releases that describe the text instead of rewriting it, the length ratio (released
+words / input words) where the comparison measured it, and the epsilon per document (median, and
+the largest over the judged texts; for metric privacy the epsilon per token with its metric).
 
     .venv/bin/python benchmarks/comparisons/frontier_levers_table.py benchmarks/out/frontier-levers/results.json \
         [--out docs/results/frontier-levers/levers.md]
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from textveil.evaluation.trainings import risk_apart
+from textveil.privacy.release_budget import one_cell_words
 
 
 def rows(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -36,6 +38,8 @@ def rows(results: dict[str, Any]) -> list[dict[str, Any]]:
             "fluency": fluency.get("value"),
             "describing": utility.get("describing", {}).get("value"),
             "length": utility.get("length-ratio", {}).get("value"),
+            # "not recorded" in a comparison written before the budget was kept; "-" for the original texts
+            "epsilon": one_cell_words(release.get("budget"), release.get("guarantee")) if "id" in release else "-",
         })
     return table
 
@@ -48,12 +52,14 @@ def markdown(table: list[dict[str, Any]], caption: str) -> str:
     length = any(row["length"] is not None for row in table)
     lines = [caption, "",
              "| release | setting | risk | style only | content only (topic-svm) | MiniLM similarity | fluency ratio | "
-             "describes |" + (" length ratio |" if length else ""), "|---|---|---|---|---|---|---|---|"
-             + ("---|" if length else "")]
+             "describes |" + (" length ratio |" if length else "")
+             + " epsilon per document (metric privacy: per unit) |",
+             "|---|---|---|---|---|---|---|---|" + ("---|" if length else "") + "---|"]
     for row in table:
         lines.append(f"| {row['release']} | {row['setting']} | {shown(row['risk'])} | {shown(row['style'])} | "
                      f"{shown(row['content'])} | {shown(row['similarity'])} | {shown(row['fluency'], 2)} | "
-                     f"{shown(row['describing'], 2)} |" + (f" {shown(row['length'], 2)} |" if length else ""))
+                     f"{shown(row['describing'], 2)} |" + (f" {shown(row['length'], 2)} |" if length else "")
+                     + f" {row['epsilon']} |")
     return "\n".join(lines) + "\n"
 
 

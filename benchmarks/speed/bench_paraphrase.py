@@ -4,6 +4,10 @@ In one run, on the same model file, prompts, batch size, L and distribution:
 
 - **textveil** (``tokens_per_s``): ``Paraphrase.sanitize_many`` on the engine asked for (``auto``:
   llama.cpp where it runs here), its exponential mechanism drawing every token;
+- **public base** (``public_base_tokens_per_s``): ``score="public-base"`` at epsilon
+  ``--public-base-epsilon`` (8), each unit decoded as a pair of rows (its prompt and the public
+  prompt) side by side in the engine's batches; ``public_base_over_paraphrase`` is its rate over
+  textveil's (output tokens per second: a pair's two rows draw one token);
 - **plain** (``plain_tokens_per_s``): the same engine, the same texts, with plain sampling at
   temperature 1 over the same output vocabulary (``restyle``'s draw): the mechanism's own cost is
   the gap between the two (``dp_over_plain``);
@@ -148,6 +152,8 @@ def main() -> None:
     parser.add_argument("--epsilon", type=float, default=30.0)
     parser.add_argument("--model", default="smollm2-135m-instruct")
     parser.add_argument("--engine", default="auto", help="auto, llama-cpp or transformers (the engine measured)")
+    parser.add_argument("--public-base-epsilon", type=float, default=8.0,
+                        help="the epsilon per token of the public-base draw timed beside it")
     parser.add_argument("--no-quality", action="store_true", help="skip the similarity check at epsilon 40")
     parser.add_argument("--quality-seeds", type=int, default=4, help="seeds of the similarity check (its mean)")
     parser.add_argument("--prompt-tokens", type=int, default=0,
@@ -171,11 +177,14 @@ def main() -> None:
         common.update(unit="text", max_input_tokens=args.prompt_tokens + 8)
     mechanism = Paraphrase(args.epsilon, engine=args.engine, **common)
     plain = Restyle(temperature=1.0, engine=args.engine, **common)
+    public_base = Paraphrase(args.public_base_epsilon, engine=args.engine, score="public-base", **common)
     reference = Paraphrase(args.epsilon, engine="transformers", **common)
     lm = mechanism._lm()
     timed_release(mechanism, texts[:4])  # warm: the opening, first-touch of the weights, the worker
     timed_release(plain, texts[:4])
+    timed_release(public_base, texts[:4])
     ours_s, ours_tokens, _ = timed_release(mechanism, texts)
+    public_s, public_tokens, _ = timed_release(public_base, texts)
     plain_s, plain_tokens, _ = timed_release(plain, texts)
     run_generate(reference, texts[:4], args.batch)
     gen_s, gen_tokens = run_generate(reference, texts, args.batch)
@@ -187,6 +196,9 @@ def main() -> None:
         "tokens_per_s": round(ours_rate, 1), "tokens": ours_tokens, "seconds": round(ours_s, 2),
         "plain_tokens_per_s": round(plain_rate, 1), "plain_tokens": plain_tokens, "plain_seconds": round(plain_s, 2),
         "dp_over_plain": round(ours_rate / plain_rate, 2),
+        "public_base_epsilon": args.public_base_epsilon, "public_base_tokens_per_s": round(public_tokens / public_s, 1),
+        "public_base_tokens": public_tokens, "public_base_seconds": round(public_s, 2),
+        "public_base_over_paraphrase": round(public_tokens / public_s / ours_rate, 2),
         "generate_tokens_per_s": round(gen_rate, 1), "generate_tokens": gen_tokens, "generate_seconds": round(gen_s, 2),
         "ratio_vs_generate": round(ours_rate / gen_rate, 2),
     }

@@ -68,7 +68,8 @@ def compare(
     mechanisms: list[str] = typer.Option(
         ..., "--mechanism", "-m", help="NAME, NAME:V1,V2 (values of its swept parameter) or either with @MODEL (a "
         "trained mechanism's folder, or a language model for paraphrase/restyle); NAME[PARAM=VALUE,...] sets this "
-        "entry's other parameters (one mechanism can be compared under several settings); repeat for each mechanism."),
+        "entry's other parameters (one mechanism can be compared under several settings); +polish after it rewrites "
+        "each release with the language model, reading only the release (emp:10+polish); repeat for each mechanism."),
     settings: Optional[list[str]] = typer.Option(
         None, "--set", help="A mechanism's other parameter, MECHANISM.NAME=VALUE (repeatable), e.g. emp.layout=keep."),
     risk_unknown: Optional[Path] = typer.Option(None, help="Unknown risk texts, when --risk-corpus holds only the known ones."),

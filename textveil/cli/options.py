@@ -123,6 +123,27 @@ def require_parameters(mechanism: str, options: dict, *, besides: tuple[str, ...
             raise InvalidParameterError(f"mechanism '{mechanism}' needs {parameter.flag}: {parameter.help}")
 
 
+THEN = typer.Option(
+    None, "--then", help="What rewrites each release after the mechanism: polish (the language model writes the "
+    "release as fluent sentences, reading only the release: no privacy cost; settings in brackets, e.g. "
+    "'polish[temperature=0.7]'). Repeatable.")
+"""``--then`` of the commands that release (sanitize, release)."""
+
+
+def then_steps(given: Optional[list[str]]) -> tuple[str, ...]:
+    """``--then`` parsed by the library's one parser (:func:`textveil.mechanisms.polish.parse_then`),
+    as the steps' texts (what a release job's spec carries); an unknown name is one line.
+
+    >>> then_steps(None), then_steps(["polish"])
+    ((), ('polish',))
+    """
+    if not given:
+        return ()
+    from textveil.mechanisms.polish import parse_then
+
+    return tuple(step.text for step in parse_then(given, "--then"))
+
+
 def corpus_words(documents) -> list[str]:
     """The word tokens of documents, in order: what a vocabulary is restricted to."""
     from textveil.text.tokenize import tokenize

@@ -19,7 +19,15 @@ import typer
 
 from textveil.cli.console import print_lines, stderr, warn_copied_field_names
 from textveil.cli.entity_options import with_entity_options
-from textveil.cli.options import given_options, language_model_option, Layout, mechanism_of, require_parameters
+from textveil.cli.options import (
+    given_options,
+    language_model_option,
+    Layout,
+    mechanism_of,
+    require_parameters,
+    THEN,
+    then_steps,
+)
 from textveil.cli.progress import progress_bar
 from textveil.errors import InputError, InvalidParameterError
 from textveil.release.job import DEFAULT_SHARD_SIZE
@@ -47,6 +55,7 @@ def release(
         None, help="public (default): punctuation and symbols privatised too, casing and spacing written by a public "
         "rule; keep: copy the input's casing, punctuation and spacing (NOT protected)."),
     settings: Optional[list[str]] = typer.Option(None, "--set", help="Any other parameter of the mechanism, NAME=VALUE (repeatable)."),
+    then: Optional[list[str]] = THEN,
     text_field: str = typer.Option("text", help="Text field of JSONL/CSV/Parquet records (a text file's record: path, text)."),
     input_format: str = typer.Option("auto", help="auto (by extension), text, jsonl, csv or parquet."),
     encoding: str = typer.Option("utf-8", help="Encoding of the inputs (shards are written in UTF-8)."),
@@ -81,6 +90,7 @@ def release(
     options = given_options(name, settings, epsilon=epsilon, decode=decode, layout=layout.value if layout else None)
     require_parameters(name, options)
     model = language_model_option(name, model, options, resolve=True)  # a language model: paraphrase's parameter
+    steps = then_steps(then)
     if workers is not None and scheduler is not None:
         raise InputError("--workers starts a local cluster and --scheduler uses an existing one: give one of them")
     if workers is not None and workers < 0:
@@ -92,7 +102,8 @@ def release(
         budget = LedgerPlan(checked.ledger, dataset, subject, subject_field)
     spec = MechanismSpec(name, options, embeddings if "embeddings" in cls.resources else None,
                          vocab_size, None if model is None else str(model.resolve()),
-                         entities=entity_stage.to_spec())  # pseudonyms without a key file: refused by the spec
+                         entities=entity_stage.to_spec(),  # pseudonyms without a key file: refused by the spec
+                         then=steps)
     job = ReleaseJob(inputs, out, spec, text_field=text_field, encoding=encoding, input_format=input_format,
                      shard_size=shard_size, seed=seed, budget=budget)
     with progress_bar() as bar:

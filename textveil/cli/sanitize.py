@@ -26,6 +26,8 @@ from textveil.cli.options import (
     OovPolicy,
     OutputFormat,
     require_parameters,
+    THEN,
+    then_steps,
 )
 from textveil.cli.progress import progress_bar, words_progress
 from textveil.errors import InputError
@@ -79,6 +81,7 @@ def sanitize(
         "rule; keep: copy the input's casing, punctuation and spacing (NOT protected)."),
     bag_of_words: bool = typer.Option(False, help="emp: output a sorted bag of words (lower case, no stop words or punctuation)."),
     settings: Optional[list[str]] = typer.Option(None, "--set", help="Any other parameter of the mechanism, NAME=VALUE (repeatable)."),
+    then: Optional[list[str]] = THEN,
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Output file or folder (default: stdout)."),
     fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text, or json (per document: release, changes, guarantee)."),
     text_field: str = typer.Option("text", help="Text field of JSONL/CSV inputs."),
@@ -112,6 +115,7 @@ def sanitize(
         oov=oov.value if oov else None, layout=layout.value if layout else None, bag_of_words=bag_of_words)
     require_parameters(mechanism, options)
     model = language_model_option(mechanism, model, options)  # a language model is paraphrase's model parameter
+    steps = then_steps(then)
     files = expand_inputs(inputs, input_format)
     single_target = len(files) == 1 and Path(inputs[0]).is_file() or inputs == ["-"]
     suffix = ".json" if fmt is OutputFormat.json else ""
@@ -133,7 +137,7 @@ def sanitize(
             table = table.restrict_to_words(corpus_words(vocab_documents))
         shared["embeddings"] = table
     built = build_mechanism(mechanism, options, shared.get("embeddings"), entities=entity_stage, model=model,
-                            seed=seed)
+                            then=steps, seed=seed)
     if fit_corpus is not None:
         fit_documents = read_documents(expand_inputs([str(fit_corpus)]), text_field, encoding)
         with stderr.status(f"fitting {mechanism} on {len(fit_documents):,} texts of {fit_corpus}"):

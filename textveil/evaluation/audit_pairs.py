@@ -206,7 +206,7 @@ def canary_cases(mechanism: Any) -> list[AuditCase]:
     from textveil.mechanisms.substitution import TokenSubstitution
 
     if isinstance(mechanism, Paraphrase):
-        canary = paraphrase_canary(mechanism)
+        canary = public_base_canary(mechanism) if mechanism.public_base else paraphrase_canary(mechanism)
         return [canary, paraphrase_units_canary(canary)]
     if isinstance(mechanism, AutoEncoderMechanism):
         return [generator_canary(mechanism)]
@@ -310,6 +310,44 @@ def paraphrase_canary(mechanism: Any) -> AuditCase:
     return AuditCase(AuditPair("canary", "alpha", "beta", f"a toy language model: under the first, w0 alone on top "
                                f"and the other {len(every) - 1} tokens 3 w below; under the second, the reverse"),
                      canary, f"canary (toy LM, L = 1), epsilon {epsilon:g}")
+
+
+CANARY_PUBLIC_SHARE = 0.03
+"""p_pub(w0) in the public-base canary: the public model gives w0 this share of its mass."""
+
+
+def public_base_canary(mechanism: Any) -> AuditCase:
+    """``paraphrase``'s canary on a public base (``score="public-base"``): the mechanism's class,
+    with its C, top k and public prompt, at epsilon at most :data:`CANARY_PARAPHRASE_EPSILON` and
+    L = 1, over a toy language model whose logits are set by hand.
+
+    The public prompt gives w0 the share q = :data:`CANARY_PUBLIC_SHARE` and spreads the rest over
+    the other tokens; "alpha" lifts w0 to nearly all the mass (its clipped difference at +C, every
+    other token's at -C) and "beta" sinks it (w0 at -C). No pair of inputs can put every token at
+    the opposite end of its range here (a token's share cannot rise by e^C under both inputs), so
+    the claim epsilon is not reached: at epsilon 4 and C = 1 the event "the release is w0" has a
+    loss of 2.84 (the most any q gives is about 3), with probability 0.19 under "alpha"; a draw
+    without the factor 2 (sensitivity C) has loss 5.08 on it, a difference left unclipped more."""
+    import math
+
+    from textveil.models.toy_language_model import toy_language_model
+
+    params = {**mechanism.get_params(), "seed": None, "max_new_tokens": 1, "vocabulary": "all"}
+    epsilon = min(float(params["epsilon"]), CANARY_PARAPHRASE_EPSILON)
+    params["epsilon"] = epsilon
+    words = ["w0", *(f"w{i}" for i in range(1, 30)), "alpha", "beta"]
+    every = ["<|im_end|>", "user", "assistant", *words]  # the candidates but "system" (read in every prompt)
+    lift = 40.0
+    # the system role word is read in both prompts: it sets the public distribution
+    share = math.log(CANARY_PUBLIC_SHARE * len(every) / (1.0 - CANARY_PUBLIC_SHARE))
+    logits = {"system": {"w0": share}, "alpha": {"w0": lift}, "beta": {"w0": -lift}}
+    language_model = _remembering(toy_language_model(words, logits, name="toy-canary-public-base"))
+    params["model"] = language_model.name
+    canary = type(mechanism)(**params, language_model=language_model, batch_size=4096, device="cpu")
+    return AuditCase(AuditPair("canary", "alpha", "beta", "a toy language model: the public prompt gives w0 a share "
+                               f"of {CANARY_PUBLIC_SHARE:g}; the first input lifts it to nearly all the mass, the "
+                               "second sinks it"),
+                     canary, f"canary (toy LM, public base, L = 1), epsilon {epsilon:g}")
 
 
 def paraphrase_units_canary(canary: AuditCase) -> AuditCase:

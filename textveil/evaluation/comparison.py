@@ -21,7 +21,10 @@ Work is shared and kept:
   to the attack cache (:mod:`textveil.evaluation.attack_cache`), and every finished point to
   a point file: run the same comparison again after an interruption and it measures only the
   points it had not finished (nothing is released or fitted again);
-- a mechanism whose points are all finished is not even built or fitted;
+- a mechanism whose points are all finished is not even built or fitted (unless a point was
+  stored before the budget figures were kept: the mechanism is then built, a network never
+  trained, to read its releases' budget back from the release cache, or to measure the point
+  again where the cache cannot show it);
 - a point is looked up again just before it is measured, so two processes may share the work
   of one comparison (each given some of its mechanisms, the same corpora, seed, attacks and
   utility tasks): the full comparison then reads every point back.
@@ -61,6 +64,7 @@ from textveil.evaluation.utility_tasks import UTILITY_TASKS
 from textveil.machine import describe_machine
 from textveil.mechanisms.registry import MECHANISMS
 from textveil.pii.stage import EntityOptions, EntityStage
+from textveil.privacy.release_budget import figures_of_kind
 from textveil.privacy.secrets import Secret
 from textveil.version import __version__
 
@@ -92,16 +96,21 @@ class ComparedMechanism:
     grid: list[float] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
     model: str | None = None
+    then: tuple[str, ...] = ()
+    """What rewrites each release after the mechanism (``("polish",)``: :mod:`textveil.mechanisms.polish`)."""
 
     @property
     def label(self) -> str:
-        """The mechanism's name with the options that set it apart (two emp layouts differ).
+        """The mechanism's name with the options that set it apart (two emp layouts differ), and
+        what rewrites its releases after it.
 
         >>> ComparedMechanism("emp", [10.0], {"layout": "keep"}).label
         'emp [layout=keep]'
+        >>> ComparedMechanism("emp", [10.0], then=("polish",)).label
+        'emp+polish'
         """
         shown = ", ".join(f"{k}={_shown(v)}" for k, v in sorted(self.options.items()))
-        return f"{self.name} [{shown}]" if shown else self.name
+        return (f"{self.name} [{shown}]" if shown else self.name) + "".join(f"+{step}" for step in self.then)
 
 
 def parse_compared_mechanism(text: str) -> ComparedMechanism:
@@ -109,9 +118,13 @@ def parse_compared_mechanism(text: str) -> ComparedMechanism:
     language model), as ``textveil compare --mechanism`` takes it; the grid values are checked
     by the mechanism's own parameter. ``NAME[PARAM=VALUE,...]`` sets other parameters of this
     entry alone, so one comparison can hold the same mechanism twice with other settings.
+    ``+STEP`` after it (``emp:10+polish``) rewrites each release afterwards, parsed by
+    :func:`textveil.mechanisms.polish.parse_then`.
 
     >>> parse_compared_mechanism("emp:10,15")
-    ComparedMechanism(name='emp', grid=[10.0, 15.0], options={}, model=None)
+    ComparedMechanism(name='emp', grid=[10.0, 15.0], options={}, model=None, then=())
+    >>> parse_compared_mechanism("emp:10+polish[temperature=0.7]").then
+    ('polish[temperature=0.7]',)
     >>> parse_compared_mechanism("redact").grid
     []
     >>> parse_compared_mechanism("emp").grid
@@ -125,6 +138,7 @@ def parse_compared_mechanism(text: str) -> ComparedMechanism:
     ...
     textveil.errors.InvalidParameterError: --mechanism 'redact:5': redact has no parameter to sweep; give its name alone
     """
+    text, then = _then_suffix(text)
     body, _, model = text.strip().partition("@")
     name, separator, values = body.partition(":")
     name, bracket, settings = name.strip().partition("[")
@@ -152,7 +166,24 @@ def parse_compared_mechanism(text: str) -> ComparedMechanism:
         grid = [float(v) for v in swept.parse_values(values, f"--mechanism '{text}'")]
     if separator and swept is not None and len(set(grid)) < len(grid):
         raise InvalidParameterError(f"--mechanism '{text}' names a {swept.name} twice")
-    return ComparedMechanism(name, grid, options, model.strip() or None)
+    return ComparedMechanism(name, grid, options, model.strip() or None, then)
+
+
+def _then_suffix(text: str) -> tuple[str, tuple[str, ...]]:
+    """``text`` without its ``+STEP`` suffix (outside brackets), and the steps' texts.
+
+    >>> _then_suffix("emp[layout=keep]:10,20+polish")
+    ('emp[layout=keep]:10,20', ('polish',))
+    """
+    from textveil.mechanisms.polish import parse_then
+
+    depth = 0
+    for at, character in enumerate(text):
+        depth += {"[": 1, "]": -1}.get(character, 0)
+        if character == "+" and depth == 0:
+            steps = parse_then(text[at + 1:], f"--mechanism '{text}'")
+            return text[:at], tuple(step.text for step in steps)
+    return text, ()
 
 
 @dataclass
@@ -181,7 +212,7 @@ class ComparisonPlan:
             seed=self.seed, top_k=self.top_k, collapse_per_label=self.collapse_per_label,
             include_unmodified=False, embeddings=self.embeddings, mechanism_options=dict(compared.options),
             trainings=list(self.trainings), model=compared.model, language_model=self.language_model,
-            entities=self.entities, same_key=self.same_key)
+            entities=self.entities, same_key=self.same_key, then=tuple(compared.then))
 
 
 def validate_comparison(plan: ComparisonPlan, corpora: EvaluationCorpora) -> None:
@@ -235,6 +266,8 @@ def point_key(plan: ComparisonPlan, corpora: EvaluationCorpora, compared: Compar
             "name": compared.name, "options": {k: _shown(v) for k, v in sorted(compared.options.items())},
             "model": _model_digest(compared.model), "value": value},
     }
+    if compared is not None and compared.then:  # named only when given: earlier points keep their keys
+        payload["mechanism"]["then"] = list(compared.then)
     if compared is not None and releases_code_words(compared.name):
         # what a keyed release is measured by besides the attacks (other mechanisms' keys stay as they were)
         payload["keyed"] = {"same_key": plan.same_key, "frequency": KEYED_MEASURES}
@@ -313,16 +346,33 @@ def run_comparison(
 
     shared: Sweep | None = None
     embeddings: Any = None
+    stage: EntityStage | None = None  # one for every mechanism: each text goes through it once
 
-    def shared_sweep() -> Sweep:
-        """The clean-trained attacks and prepared utility tasks every mechanism shares: made
-        when the first unfinished point needs them, never when every point is finished."""
-        nonlocal shared, embeddings
-        if shared is None:
+    def loaded_embeddings() -> Any:
+        """The embeddings every mechanism and attack shares, loaded when first needed."""
+        nonlocal embeddings
+        if embeddings is None:
             from textveil.embeddings.default_model import load_embeddings
 
             with clock.timed("load embeddings"):
                 embeddings = load_embeddings(plan.embeddings, None, log=say)
+        return embeddings
+
+    def loaded() -> tuple[Any, EntityStage]:
+        """The embeddings and the entity stage every mechanism shares, loaded when first needed."""
+        nonlocal stage
+        loaded_embeddings()
+        if stage is None:
+            with clock.timed("load entity stage"):
+                stage = EntityStage(plan.entities)
+        return embeddings, stage
+
+    def shared_sweep() -> Sweep:
+        """The clean-trained attacks and prepared utility tasks every mechanism shares: made
+        when the first unfinished point needs them, never when every point is finished."""
+        nonlocal shared
+        if shared is None:
+            loaded_embeddings()
             first = plan.mechanisms[0]
             sweep_plan = plan.sweep_plan(first)
             sweep_plan.include_unmodified = True
@@ -337,25 +387,34 @@ def run_comparison(
 
     measured: dict[str, dict[str, Any]] = {}
     read_back: set[str] = set()
-    stage: EntityStage | None = None  # one for every mechanism: each text goes through it once
     # the unmodified text first: the report's reference row and the length floor
     for compared, items in _by_mechanism(planned):
+        built: Sweep | None = None  # the mechanism built (and fitted) once, when first needed
         sweep: Sweep | None = None
         for item in items:
             # looked up again here, not only at the start: another process running a comparison
             # that shares this one's points may have finished it meanwhile
             done = finished.get(item.key) or store.get(item.key)
+            if done is not None and compared is not None and done.get("budget") is None and _budget_readable(
+                    compared, cache):
+                built = built or _built_sweep(plan, compared, corpora, cache, clock, say, *loaded())
+                budget = built.cached_budget(item.point)
+                # a point whose releases cannot show their budget is measured again (its releases
+                # too), so a report never reads "not recorded" where a fresh run would show figures
+                done = None if budget is None else {**done, "budget": budget}
+                if done is not None:
+                    store.put(item.key, done)
             if done is not None:
                 measured[item.key] = done
                 read_back.add(item.key)
                 continue
             if sweep is None:
                 base = shared_sweep()
-                if compared is not None and stage is None:
-                    with clock.timed("load entity stage"):
-                        stage = EntityStage(plan.entities)
-                sweep = base if compared is None else _mechanism_sweep(base, plan, compared, corpora, embeddings, cache,
-                                                                   clock, say, attack_cache, stage)
+                if compared is None:
+                    sweep = base
+                else:
+                    built = built or _built_sweep(plan, compared, corpora, cache, clock, say, *loaded())
+                    sweep = _with_shared(built, base, compared, attack_cache)
             point_started = time.perf_counter()
             point = sweep.measure_point(item.point)
             point["measure_seconds"] = round(time.perf_counter() - point_started, 3)
@@ -419,13 +478,26 @@ def _steps(shared: Sweep, item: _Planned) -> int:
     return steps
 
 
-def _mechanism_sweep(base: Sweep, plan: ComparisonPlan, compared: ComparedMechanism, corpora: EvaluationCorpora,
-                     embeddings: Any, cache: ReleaseCache, clock: SweepClock, say: Callable[[str], None],
-                     attack_cache: AttackCache | None, stage: EntityStage) -> Sweep:
-    """One mechanism's sweep, built (and fitted, if it learns) and given the shared clean-trained
-    attacks and the utility tasks that apply to it."""
-    sweep = build_sweep(plan.sweep_plan(compared), corpora, embeddings, stage, cache, clock, say,
-                        build_stage=f"build {compared.label}", fit_stage=f"fit {compared.label}")
+def _built_sweep(plan: ComparisonPlan, compared: ComparedMechanism, corpora: EvaluationCorpora, cache: ReleaseCache,
+                 clock: SweepClock, say: Callable[[str], None], embeddings: Any, stage: EntityStage) -> Sweep:
+    """One mechanism's sweep, built (and fitted, if it learns)."""
+    return build_sweep(plan.sweep_plan(compared), corpora, embeddings, stage, cache, clock, say,
+                       build_stage=f"build {compared.label}", fit_stage=f"fit {compared.label}")
+
+
+def _budget_readable(compared: ComparedMechanism, cache: ReleaseCache) -> bool:
+    """Whether a point stored without its budget figures may have them read back from the release
+    cache: the releases are kept, the mechanism's kind of guarantee states an epsilon (the others'
+    figures need no release, :func:`figures_of_kind`), and building it trains no network (a trained
+    model is loaded, not trained again)."""
+    entry = MECHANISMS.entry(compared.name)
+    return (cache.folder is not None and figures_of_kind(entry.guarantee) is None
+            and (compared.model is not None or not entry.load().trains_network))
+
+
+def _with_shared(sweep: Sweep, base: Sweep, compared: ComparedMechanism, attack_cache: AttackCache | None) -> Sweep:
+    """A mechanism's built sweep given the shared clean-trained attacks and the utility tasks
+    that apply to it."""
     sweep.attack_cache = attack_cache
     sweep.clean_attacks = base.clean_attacks
     sweep.runners = {name: runner for name, runner in base.runners.items()
@@ -448,7 +520,10 @@ def _release_entry(compared: ComparedMechanism, item: _Planned, point: dict[str,
         "corpus_level": item.corpus_level, "parameter_name": parameter if value is not None else None,
         "parameter": value, "setting": setting, "options": {k: _shown(v) for k, v in compared.options.items()},
         "model": Path(compared.model).name if compared.model else None,
-        "risk": point["risk"], "utility": point["utility"], "not_applicable": skipped,
+        "risk": point["risk"],
+        # the epsilon its releases' Guarantees state, beside the risk; a kind without one says so
+        "budget": point["budget"] if point.get("budget") is not None else figures_of_kind(entry.guarantee),
+        "utility": point["utility"], "not_applicable": skipped,
         "seconds": point.get("measure_seconds"), "read_back": read_back, "point": point,
     }
 

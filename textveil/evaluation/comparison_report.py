@@ -3,8 +3,10 @@ self-contained HTML page (the figure embedded) and ``frontier.png``. Every file 
 atomically.
 
 The report says what was compared and how (corpora, split, attacks, trainings, what the risk
-is, seed, machine, time), lists every release with its risk and utility (a measure that does
-not apply to a release reads "n/a", with the reason in a note, never 0), and reads the
+is, seed, machine, time), lists every release with its risk, its budget (the epsilon per
+document, median and largest over the judged texts, and per unit with its metric:
+:mod:`textveil.privacy.release_budget`) and utility (a measure that does not apply to a release
+reads "n/a", with the reason in a note, never 0), and reads the
 risk-utility frontier (:mod:`textveil.evaluation.frontier`) per utility measure: the releases
 worth considering, and the most useful release under each risk threshold. A release that no
 utility measure applies to (PIVOT's code words) keeps its row and its risk, and is named as off
@@ -23,7 +25,14 @@ from textveil.atomic_files import atomic_write_bytes, atomic_write_text
 from textveil.evaluation.trainings import SAME_KEY_RESULTS, attack_lines, best_top1, is_content_only, risk_apart
 from textveil.evaluation.frontier import frontier_of
 from textveil.evaluation.plots import frontier_maps
-from textveil.evaluation.report import PAGE_STYLE, _utility_cell, html_table, markdown_table
+from textveil.evaluation.report import (
+    BUDGET_HEADER,
+    PAGE_STYLE,
+    _utility_cell,
+    budget_cells,
+    html_table,
+    markdown_table,
+)
 from textveil.evaluation.splits import split_lines
 from textveil.evaluation.trainings import line_label
 from textveil.pii.stage import entity_stage_line
@@ -114,23 +123,25 @@ def _content_cells(point: dict[str, Any], notes: _Notes, attacks: list[str]) -> 
 
 
 def release_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]], list[str]]:
-    """Every release's mechanism, setting, risk and utility, the unmodified text first; with the
-    notes that explain each "n/a". Where the plan has a content-only attack (topic-svm), each row
-    also shows the content-only risk and what style adds (the risk minus it)."""
+    """Every release's mechanism, setting, risk, budget and utility, the unmodified text first;
+    with the notes that explain each "n/a". Where the plan has a content-only attack (topic-svm),
+    each row also shows the content-only risk and what style adds (the risk minus it)."""
     measures = results["utility_measures"]
     content = content_attacks(results)
     notes = _Notes()
     header = ["mechanism", "setting", "risk: best top-1 (attack, training)"]
     if content:
         header += [f"content only: best top-1 ({', '.join(content)})", "style adds: risk − content only"]
-    header += [_measure_header(measure, info) for measure, info in measures.items()]
+    header += BUDGET_HEADER + [_measure_header(measure, info) for measure, info in measures.items()]
     unmodified = results["unmodified"]
     rows = [[UNMODIFIED_ROW, "–", _risk_cell(unmodified["risk"])]
             + (_content_cells(unmodified, notes, content) if content else [])
+            + ["–"] * len(BUDGET_HEADER)
             + [_measure_cell(unmodified, measure, notes) for measure in measures]]
     for release in results["releases"]:
         rows.append([release["mechanism"], release["setting"], _risk_cell(release["risk"])]
                     + (_content_cells(release.get("point") or {}, notes, content) if content else [])
+                    + budget_cells(release.get("budget"), release.get("guarantee"))
                     + [_measure_cell(release, measure, notes) for measure in measures])
     return header, rows, notes.lines()
 
@@ -205,6 +216,10 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
                  + (f"; {SAME_KEY_WORDS}" if same_key else ""))
     lines.append("risk: the best top-1 identification accuracy over every attack and training "
                  f"(lower is better; top-k measured up to k = {plan.get('top_k', '?')})")
+    lines.append("epsilon per document: for epsilon-DP, the median and the largest of each released unknown text's "
+                 "own epsilon, as its Guarantee states it (a longer text spends more); epsilon per unit: per token or "
+                 "word, with the metric for metric privacy (emp), which bounds no document by one number: two texts' "
+                 "releases differ by at most exp(epsilon times the distance between them)")
     lines.append(f"content only: the best top-1 of {', '.join(content)} (content words only) over its trainings: "
                  "what the subject of the texts gives away, which no release that keeps the meaning can remove; "
                  "style adds: the risk minus content only, the part a mechanism can remove by changing how the "

@@ -67,9 +67,9 @@ from textveil.evaluation.experiment_plan import (
     validate,
 )
 from textveil.evaluation.release_cache import ReleaseCache
-from textveil.evaluation.releasing import release_corpus, with_changed_fraction
+from textveil.evaluation.releasing import cached_release, release_corpus, with_changed_fraction
 from textveil.evaluation.sweep_clock import SweepClock
-from textveil.evaluation.sweep_seeds import RELEASE_ROLES, point_seed, point_seeds
+from textveil.evaluation.sweep_seeds import point_seed, point_seeds, role_seeds
 from textveil.evaluation.trainings import (
     SAME_KEY,
     SAME_KEY_RESULTS,
@@ -83,6 +83,7 @@ from textveil.machine import describe_machine
 from textveil.mechanisms.base import CorpusRelease, Mechanism
 from textveil.pii.stage import EntityStage
 from textveil.pii.staged import as_attacker
+from textveil.privacy.release_budget import ReleaseBudget, combined_figures
 from textveil.privacy.secrets import Secret
 from textveil.version import __version__
 
@@ -186,7 +187,7 @@ def build_sweep(plan: ExperimentPlan, corpora: EvaluationCorpora, embeddings: An
     steps in the clock's timings (building is timed only where ``build_stage`` is given)."""
     with clock.timed(build_stage) if build_stage is not None else nullcontext():
         mechanism = build_mechanism(plan.mechanism, plan.mechanism_options, embeddings, entities=stage,
-                                    model=plan.model, **first_setting(plan))
+                                    model=plan.model, then=plan.then, **first_setting(plan))
     fit_for_sweep(mechanism, plan, corpora, clock, say, stage=fit_stage)
     sweep = Sweep(plan, corpora, embeddings, mechanism, swept_parameter(plan), cache, clock, say)
     sweep.attacker_mechanism = as_attacker(mechanism, plan.seed)
@@ -203,7 +204,7 @@ def _attacker_mechanism(plan: ExperimentPlan, mechanism: Mechanism, embeddings: 
     """The attacker's own trained model: it must be the release's mechanism with the same settings."""
     assert plan.attacker_model is not None
     attacker = build_mechanism(plan.mechanism, plan.mechanism_options, embeddings, entities=stage,
-                               model=plan.attacker_model, **first_setting(plan))
+                               model=plan.attacker_model, then=plan.then, **first_setting(plan))
     ours, theirs = mechanism.fingerprint()["parameters"], attacker.fingerprint()["parameters"]
     differing = sorted(k for k in set(ours) | set(theirs) if ours.get(k) != theirs.get(k))
     if differing:
@@ -252,6 +253,8 @@ class _Measurement:
     """A keyed mechanism's known and unknown texts encoded together (the same-key training's release)."""
     frequency: dict[str, Any] | None = None
     """A keyed mechanism's release under frequency analysis."""
+    budget: ReleaseBudget | None = None
+    """What the Guarantees of the judged texts' release state (None: not known, or no Guarantee each)."""
 
 
 class Sweep:
@@ -352,17 +355,35 @@ class Sweep:
             per_release += 1 + (1 + len(self.plan.attacks)) * self.same_key_at(point)
         return releases * per_release
 
+    def seeds_at(self, point: SweepPoint) -> list[int | None]:
+        """The seed of each release of a point (one per repeat). A mechanism without a swept
+        parameter seeds its one point as the value 0 would be; the unmodified text has no
+        randomness: one measurement says all there is."""
+        seed_value = point.value if point.value is not None else (0.0 if point.released else None)
+        return [point_seed(self.plan.seed, seed_value, repeat)
+                for repeat in range(self.plan.repeats if point.released else 1)]
+
+    def cached_budget(self, point: SweepPoint) -> dict[str, Any] | None:
+        """The budget figures of a point's judged texts (the released unknown texts), read from
+        the releases the cache holds, nothing released; None where it does not hold them all or
+        they were kept without a budget (the figures then read "not recorded")."""
+        budgets = []
+        for seed in self.seeds_at(point):
+            mechanism = self.mechanism.with_params(**self.changes_at(point, role_seeds(seed)["risk"]))
+            released = cached_release(mechanism, self.corpora.risk_unknown, self.cache)
+            budgets.append(None if released is None else released.budget)
+        return combined_figures(budgets)
+
     def measure_point(self, point: SweepPoint) -> dict[str, Any]:
         plan = self.plan
-        # The unmodified text has no randomness: one measurement says all there is. A mechanism
-        # without a swept parameter seeds its one point as the value 0 would be.
-        seed_value = point.value if point.value is not None else (0.0 if point.released else None)
-        seeds = [point_seed(plan.seed, seed_value, repeat) for repeat in range(plan.repeats if point.released else 1)]
+        seeds = self.seeds_at(point)
         result: dict[str, Any] = {"label": point.label, "parameter": point.value, "seed": seeds[0], "seconds": {}}
         if len(seeds) > 1:
             result["seeds"] = seeds
         measured = [self.measure_release(point, seed, result["seconds"]) for seed in seeds]
         result["release"] = combine_release_stats([m.release for m in measured])
+        if point.released:  # the budget of the judged texts' releases, beside their risk
+            result["budget"] = combined_figures(m.budget for m in measured)
         known_releases = [m.known_release for m in measured if m.known_release is not None]
         if known_releases:  # what the release-trained attacks were fitted on
             result["known_release"] = combine_release_stats(known_releases)
@@ -394,7 +415,7 @@ class Sweep:
         texts), score every attack under every training and every utility task on it."""
         stage = f"{self.parameter} {point.label}" if self.parameter else point.label
         clock, books = self.clock, (self.clock.timings, seconds)
-        seeds = dict(zip(RELEASE_ROLES, point_seeds(seed, len(RELEASE_ROLES))))
+        seeds = role_seeds(seed)
         release_stats = _empty_stats(point)
         key = None
         with clock.timed("release", *books):
@@ -411,7 +432,7 @@ class Sweep:
                                 if self.has_utility_corpus and not (self.keyed and not self.runners)
                                 else released_risk)
         clock.step(f"{stage}: released")
-        measurement = _Measurement({}, {}, with_changed_fraction(release_stats))
+        measurement = _Measurement({}, {}, with_changed_fraction(release_stats), budget=released_risk.budget)
         unknown_labels = released_risk.labels if released_risk.labels is not None else self.corpora.risk_unknown.labels
         if key is not None:
             with clock.timed("frequency analysis", *books), clock.timed("frequency analysis", clock.task_seconds):

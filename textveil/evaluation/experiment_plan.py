@@ -62,6 +62,9 @@ class ExperimentPlan:
     # For a mechanism that encodes a corpus under one key (pivot): also fit the attacks on the known
     # texts encoded with the unknown ones under one key, as one corpus release ("same-key").
     same_key: bool = True
+    # What rewrites each release after the mechanism (("polish",): textveil.mechanisms.polish):
+    # part of the release under test, so the release-aware attacker's releases are polished too.
+    then: tuple[str, ...] = ()
 
 
 @dataclass

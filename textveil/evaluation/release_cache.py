@@ -1,8 +1,9 @@
 """Releases cached by (mechanism fingerprint, seed, corpus content): re-running a report does
 not release again. Only seeded releases are cached: an unseeded release is meant to be fresh.
 
-An entry holds the released texts, their labels, whether they are aligned with the input and
-the release's statistics, so a release read back reports what it protected."""
+An entry holds the released texts, their labels, whether they are aligned with the input, the
+release's statistics and its budget (what its Guarantees state), so a release read back reports
+what it protected and at what epsilon."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 from textveil.atomic_files import atomic_write_text
 from textveil.corpus.labelled import LabelledCorpus
 from textveil.mechanisms.base import CorpusRelease
+from textveil.privacy.release_budget import ReleaseBudget
 
 
 def release_key(fingerprint: dict[str, Any], seed: int, corpus: LabelledCorpus) -> str:
@@ -36,13 +38,21 @@ class ReleaseCache:
         self.hits = 0
         self.misses = 0
 
+    def cached(self, key: str | None, expected: int) -> CorpusRelease | None:
+        """The cached release for ``key``, or None where there is none: nothing is released (a
+        comparison reading back an earlier point's budget must not release it again)."""
+        path = self.folder / f"{key}.json" if (self.folder is not None and key is not None) else None
+        return _read(path, expected) if path is not None and path.is_file() else None
+
     def get_or_release(self, key: str | None, release: Callable[[], CorpusRelease], expected: int) -> CorpusRelease:
         """The cached release for ``key``, or ``release()`` (then stored when ``key`` is given).
         An aligned release must hold ``expected`` texts, else it is released again."""
         path = self.folder / f"{key}.json" if (self.folder is not None and key is not None) else None
         if path is not None and path.is_file():
             cached = _read(path, expected)
-            if cached is not None:
+            # an aligned entry written before budgets were kept is released again: a report beside
+            # it would read "not recorded" where a fresh release shows the figures
+            if cached is not None and (cached.budget is not None or not cached.aligned):
                 self.hits += 1
                 return cached
         self.misses += 1
@@ -56,7 +66,10 @@ def _read(path: Path, expected: int) -> CorpusRelease | None:
     """A cache entry, or None when it is damaged or of an older layout (released again)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        release = CorpusRelease(list(data["texts"]), data["labels"], bool(data["aligned"]), dict(data["stats"]))
+        # an entry written before budgets were kept has none (get_or_release releases it again)
+        budget = ReleaseBudget.from_dict(data["budget"]) if data.get("budget") is not None else None
+        release = CorpusRelease(list(data["texts"]), data["labels"], bool(data["aligned"]), dict(data["stats"]),
+                                budget)
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if release.aligned and len(release.texts) != expected:

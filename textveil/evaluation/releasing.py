@@ -53,11 +53,34 @@ def release_corpus(
     >>> first == again, again.stats["words_protected"], cache.hits
     (True, 2, 1)
     """
-    seed = getattr(mechanism, "seed", None)
-    key = None if seed is None else release_key(mechanism.fingerprint(), seed, corpus)
     return cache.get_or_release(
-        key, lambda: mechanism.release_corpus(corpus.texts, corpus.labels, progress=progress), len(corpus)
+        _key(mechanism, corpus), lambda: mechanism.release_corpus(corpus.texts, corpus.labels, progress=progress),
+        len(corpus)
     )
+
+
+def cached_release(mechanism: Mechanism, corpus: LabelledCorpus, cache: ReleaseCache) -> CorpusRelease | None:
+    """``corpus`` released by ``mechanism`` as :func:`release_corpus` keeps it in ``cache``, or None
+    where the cache does not hold it (nothing is released).
+
+    >>> from textveil.embeddings import WordEmbeddings
+    >>> from textveil.mechanisms.earth_movers import EarthMoversPrivacy
+    >>> toy = WordEmbeddings(["good", "fine", "bad"], [[0.0, 0.0], [0.1, 0.0], [9.0, 9.0]])
+    >>> import tempfile, pathlib
+    >>> corpus, cache = LabelledCorpus(["good", "bad"], ["x", "y"]), ReleaseCache(pathlib.Path(tempfile.mkdtemp()))
+    >>> cached_release(EarthMoversPrivacy(50.0, toy, seed=1), corpus, cache) is None
+    True
+    >>> released = release_corpus(EarthMoversPrivacy(50.0, toy, seed=1), corpus, cache)
+    >>> cached_release(EarthMoversPrivacy(50.0, toy, seed=1), corpus, cache) == released
+    True
+    """
+    return cache.cached(_key(mechanism, corpus), len(corpus))
+
+
+def _key(mechanism: Mechanism, corpus: LabelledCorpus) -> str | None:
+    """The cache key of ``corpus`` released by ``mechanism``; None unseeded (never cached)."""
+    seed = getattr(mechanism, "seed", None)
+    return None if seed is None else release_key(mechanism.fingerprint(), seed, corpus)
 
 
 def encode_corpus(mechanism: Any, corpus: LabelledCorpus) -> tuple[CorpusRelease, Any]:

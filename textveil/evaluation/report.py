@@ -31,6 +31,7 @@ from textveil.evaluation.trainings import (
 )
 from textveil.evaluation.splits import split_lines
 from textveil.pii.stage import entity_stage_line
+from textveil.privacy.release_budget import per_document_words, per_unit_words
 
 FIGURES = {"topk_curves.png": topk_curves, "risk_utility.png": risk_utility_maps}
 NO_UTILITY_MAP = "No utility was measured (see 'Utility of the release'): there is no risk-utility map to draw."
@@ -60,6 +61,25 @@ def _correct_cell(result: dict[str, Any]) -> str:
     return f"{round(result['top1'] * result['n_unknown'])} ({result['top1']:.1%}{spread})"
 
 
+BUDGET_HEADER = ["epsilon per document: median (largest)", "epsilon per unit (metric)"]
+"""The columns that show a release's budget beside its risk (:func:`budget_cells`)."""
+
+
+def budget_cells(figures: dict[str, Any] | None, kind: str | None) -> list[str]:
+    """A release's epsilon per document (median and largest over the judged texts) and per unit
+    with its metric, as its Guarantees state them (``figures``: a point's ``budget``); ``kind``, the
+    mechanism's kind of guarantee, for results written before the figures were kept: they read
+    "not recorded", or "no bound" for a mechanism with no guarantee.
+
+    >>> budget_cells({"kind": "dp", "per_document": {"median": 2880.0, "largest": 5760.0, "texts": 9},
+    ...               "per_unit": 30.0, "unit": "token", "metric": None}, "dp")
+    ['2,880 (largest 5,760)', '30 per token']
+    >>> budget_cells(None, "metric"), budget_cells(None, "none")
+    (['not recorded', 'not recorded'], ['no bound', 'no bound'])
+    """
+    return [per_document_words(figures, kind), per_unit_words(figures, kind)]
+
+
 def _risk_cell(point: dict[str, Any]) -> str:
     """The risk at a point: the best top-1 over every attack and training, and who reached it."""
     best = best_attack(point)
@@ -68,8 +88,9 @@ def _risk_cell(point: dict[str, Any]) -> str:
 
 def table1_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Paper 001's Table 1: per grid point, correct author predictions of each attack under
-    each training, the risk (the best of them, naming its attack and training) and topic
-    accuracy of each topic task, with the chance levels in the header."""
+    each training, the risk (the best of them, naming its attack and training), the budget of the
+    release beside it (:func:`budget_cells`) and topic accuracy of each topic task, with the
+    chance levels in the header."""
     points = results["points"]
     lines = lines_of(points)
     tasks = [t for t in (points[0]["utility"] if points else {}) if t.startswith("topic")]
@@ -79,6 +100,8 @@ def table1_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         chance = first["chance"][0] * first["n_unknown"]
         header.append(f"{line_label(attack, training)}: correct / {first['n_unknown']} (chance {chance:.1f})")
     header.append("risk: best top-1 (attack, training)")
+    header += BUDGET_HEADER
+    kind = _guarantee_kind(results["plan"]["mechanism"])
     topic_chance = results.get("topic_chance")
     for task in tasks:
         header.append(f"{task}: accuracy" + (f" (chance {topic_chance:.2f})" if topic_chance else ""))
@@ -88,6 +111,8 @@ def table1_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         row += [_correct_cell(result) if (result := result_of(point, attack, training)) else "–"
                 for attack, training in lines]
         row.append(_risk_cell(point))
+        unmodified = point["label"] == UNMODIFIED and point.get("parameter") is None
+        row += ["–"] * len(BUDGET_HEADER) if unmodified else budget_cells(point.get("budget"), kind)
         row += [_utility_cell(point["utility"][task]) for task in tasks]
         rows.append(row)
     return header, rows
@@ -326,13 +351,19 @@ def _embeddings_line(embeddings: dict[str, Any]) -> str:
         else f"embeddings: {embeddings['name']} ({size})"
 
 
+def _guarantee_kind(mechanism: str) -> str:
+    """The kind of guarantee a mechanism gives, from its registry entry."""
+    from textveil.mechanisms.registry import MECHANISMS
+
+    return MECHANISMS.entry(mechanism).guarantee
+
+
 def _guarantee_line(mechanism: str) -> str:
     """What the mechanism guarantees, from its registry entry: a report of a mechanism with no
     formal guarantee says so before any figure."""
-    from textveil.mechanisms.registry import MECHANISMS
     from textveil.privacy.guarantee import KINDS
 
-    kind = MECHANISMS.entry(mechanism).guarantee
+    kind = _guarantee_kind(mechanism)
     if kind == "none":
         return (f"guarantee: NONE: `{mechanism}` gives no formal privacy guarantee; the risk below is measured by "
                 "these attacks, not bounded")

@@ -29,6 +29,16 @@ def point_seeds(seed: int | None, count: int) -> list[int | None]:
     return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(count)]
 
 
+def role_seeds(seed: int | None) -> dict[str, int | None]:
+    """The seed of each release of one point's measurement, by its role (:data:`RELEASE_ROLES`).
+
+    >>> seeds = role_seeds(7)
+    >>> list(seeds) == list(RELEASE_ROLES) and seeds["risk"] == point_seeds(7, 1)[0]
+    True
+    """
+    return dict(zip(RELEASE_ROLES, point_seeds(seed, len(RELEASE_ROLES))))
+
+
 def point_seed(seed: int | None, value: float | None, repeat: int = 0) -> int | None:
     """The seed of one release at one parameter value: derived from the run's seed, the value
     and the repeat number alone, so a point releases the same text whatever else the grid

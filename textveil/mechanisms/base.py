@@ -28,6 +28,7 @@ import numpy as np
 
 from textveil.errors import InputError, InvalidParameterError
 from textveil.privacy.guarantee import Guarantee
+from textveil.privacy.release_budget import ReleaseBudget
 from textveil.privacy.secrets import Secret
 from textveil.registry import Entry
 
@@ -111,15 +112,20 @@ class CorpusRelease:
     document-level mechanism); otherwise the mechanism released a new corpus (synthetic texts,
     each labelled with the label it was conditioned on) and utility tasks that compare each
     text with its own release do not apply. ``stats`` counts what went through the mechanism.
+    ``budget``: what the releases' Guarantees state (each document's epsilon, the epsilon per unit
+    and its metric), for reading beside the risk; None where the releases have no Guarantee each
+    (a new corpus) or were read back from a cache entry written before budgets were kept.
     """
 
     texts: list[str]
     labels: list[str] | None
     aligned: bool
     stats: dict[str, int]
+    budget: ReleaseBudget | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"texts": self.texts, "labels": self.labels, "aligned": self.aligned, "stats": self.stats}
+        data = {"texts": self.texts, "labels": self.labels, "aligned": self.aligned, "stats": self.stats}
+        return data if self.budget is None else {**data, "budget": self.budget.to_dict()}
 
 
 def release_statistics(releases: Sequence[Release]) -> dict[str, int]:
@@ -311,7 +317,7 @@ class Mechanism:
         each text (aligned with its input); a corpus-level one overrides this."""
         releases = self.sanitize_many(texts, progress=progress)
         return CorpusRelease([r.text for r in releases], None if labels is None else list(labels), True,
-                             release_statistics(releases))
+                             release_statistics(releases), ReleaseBudget.of(r.guarantee for r in releases))
 
     def planned_spend(self, text: str) -> tuple[float, str] | None:
         """What releasing ``text`` spends from a budget ledger: :meth:`spend_per_release` for every

@@ -78,7 +78,14 @@ import numpy as np
 from textveil.errors import InputError, InvalidParameterError
 from textveil.mechanisms.base import Mechanism, ProgressCallback, Release
 from textveil.mechanisms.document_units import join_units
-from textveil.mechanisms.prompting import context_prompt, template_opening, template_prompt, with_placeholder_note
+from textveil.mechanisms.prompting import (
+    context_prompt,
+    public_prompt,
+    shared_opening_length,
+    template_opening,
+    template_prompt,
+    with_placeholder_note,
+)
 from textveil.mechanisms.redaction import no_guarantee
 from textveil.mechanisms.sampling import (
     child_generator,
@@ -86,7 +93,8 @@ from textveil.mechanisms.sampling import (
     sample_clipped_exponential_logits,
     sample_exponential_mechanism_logits,
 )
-from textveil.mechanisms.scores import DEFAULT_CLIP_HIGH, DEFAULT_WIDTH, clipped_logit_scores, score_range
+from textveil.mechanisms.public_base import DEFAULT_CLIP, public_base_wording, sample_public_base_logits
+from textveil.mechanisms.scores import DEFAULT_CLIP_HIGH, DEFAULT_WIDTH, PUBLIC_BASE, clipped_logit_scores, score_range
 from textveil.mechanisms.unit_plan import (
     CONTEXT_MARGIN,
     SECTION_UNITS,
@@ -228,8 +236,13 @@ class LanguageModelRewriter(Mechanism):
         output vocabulary's digest. One round (``rewrites=1``) leaves ``rewrites`` out: the release
         is the one made before the parameter existed, so releases cached then are still read."""
         shown = super().fingerprint()
-        if int(self.rewrites) == 1:
-            shown["parameters"] = {k: v for k, v in shown["parameters"].items() if k != "rewrites"}
+        # Parameters that leave the release as it was before they existed are left out, so that
+        # releases cached then are still read: one round, and the public-base draw's C and public
+        # prompt under another score.
+        unused = {"rewrites"} if int(self.rewrites) == 1 else set()
+        if not self.public_base:
+            unused |= {"clip", "public_prompt", "top_k"}
+        shown["parameters"] = {k: v for k, v in shown["parameters"].items() if k not in unused}
         return {**shown, "engine": str(self._lm().engine.identity),
                 "output_vocabulary": self.output_vocabulary().digest}
 
@@ -320,15 +333,22 @@ class LanguageModelRewriter(Mechanism):
         lm = self._lm()
         candidates = self._candidates()
         with_context = self.context == "previous"
-        # Without context no unit waits for another; with it, a section's later units wait for the
-        # reply before them (their prompts are made then, by ``successor``). Only the prompts ready
-        # now are kept, as 32-bit ids: a document of thousands of units holds no list of them all.
+        # Each unit is one row, or, for a draw on a public base, a pair of rows side by side: the
+        # unit's prompt (rows 2u) and the public prompt without the document (2u + 1), both
+        # extended by the same drawn tokens. Without context no unit waits for another; with it, a
+        # section's later units wait for the reply before them (their prompts are made then, by
+        # ``successor``). Only the prompts ready now are kept, as 32-bit ids: a document of
+        # thousands of units holds no list of them all.
+        group = 2 if self.public_base else 1
         prompts: list[Sequence[int] | None] = []
         longest_alone = 0
         for row, unit in enumerate(plan.units):
             alone = self.prompt_ids(unit)  # the unit's prompt without context
             longest_alone = max(longest_alone, len(alone))
-            prompts.append(compact_prompt(alone) if not with_context or plan.previous[row] is None else None)
+            ready = not with_context or plan.previous[row] is None
+            prompts.append(compact_prompt(alone) if ready else None)
+            if group == 2:
+                prompts.append(compact_prompt(self.public_prompt_ids()) if ready else None)
         own = plan.streams
         longest = self._longest_prompt(longest_alone, with_context)
         if longest + self.max_new_tokens > lm.context_length:
@@ -337,27 +357,48 @@ class LanguageModelRewriter(Mechanism):
                 f"model's context of {lm.context_length} tokens: give a smaller max_new_tokens or max_input_tokens")
 
         def choose(logits: np.ndarray, chosen_rows: np.ndarray) -> np.ndarray:
-            return candidates[self._draw(logits, candidates, [own[r] for r in chosen_rows])]
+            # a pair's rows come together, in row order: one draw, its token for both rows
+            units = chosen_rows[::group] // group
+            return np.repeat(candidates[self._draw(logits, candidates, [own[u] for u in units])], group)
 
-        def successor(row: int, tokens: list[int], ended: bool) -> tuple[int, list[int]] | None:
-            follower = plan.following[row]
+        def successor(row: int, tokens: list[int], ended: bool) -> Any:
+            follower = plan.following[row // group]
             if follower is None:
                 return None
-            return follower, self.prompt_ids(plan.units[follower], (plan.units[row], lm.decode(tokens).strip()))
+            reply = lm.decode(tokens).strip()
+            unit = (group * follower, self.prompt_ids(plan.units[follower], (plan.units[row // group], reply)))
+            return unit if group == 1 else [unit, (group * follower + 1, self.public_prompt_ids(reply))]
 
-        return decode(lm, prompts, len(template_opening(lm, self.prompt)), self.max_new_tokens, choose,
-                      batch_size=self.batch_size or lm.engine.default_batch_rows, progress=progress,
-                      successor=successor if with_context else None,
-                      longest_prompt=longest, more_end_token_ids=line_break_tokens(lm), device_logits=True)
+        opening = (shared_opening_length(lm, self.prompt) if group == 2
+                   else len(template_opening(lm, self.prompt)))
+        replies = decode(lm, prompts, opening, self.max_new_tokens, choose,
+                         batch_size=self.batch_size or lm.engine.default_batch_rows, progress=progress,
+                         successor=successor if with_context else None, longest_prompt=longest,
+                         more_end_token_ids=line_break_tokens(lm), device_logits=True, group_size=group)
+        return replies[::group]  # a pair's rows drew the same tokens
 
     def _longest_prompt(self, alone: int, with_context: bool) -> int:
         """A bound on every prompt, given ``alone``, the longest prompt of a unit without context:
         with context, the unit before it and its reply of at most L tokens come first (a reply's
-        tokens may merge differently once decoded as text, hence the margin)."""
+        tokens may merge differently once decoded as text, hence the margin); a public prompt with
+        context holds a reply of at most L tokens and two public instructions."""
         if not with_context:
-            return alone
+            return max(alone, len(self.public_prompt_ids())) if self.public_base else alone
         opening = len(template_opening(self._lm(), self.prompt))
-        return 2 * alone - opening + 2 * int(self.max_new_tokens) + CONTEXT_MARGIN
+        longest = 2 * alone - opening + 2 * int(self.max_new_tokens) + CONTEXT_MARGIN
+        if self.public_base:
+            public = len(self.public_prompt_ids(""))
+            longest = max(longest, public + 2 * int(self.max_new_tokens) + CONTEXT_MARGIN)
+        return longest
+
+    public_base = False
+    """Whether each token is drawn on a public base (a pair of rows per unit: the unit's prompt and
+    a public prompt without the document); ``paraphrase``'s ``score="public-base"``."""
+
+    def public_prompt_ids(self, previous_reply: str | None = None) -> list[int]:
+        """The public prompt (:func:`~textveil.mechanisms.prompting.public_prompt`, kind
+        ``public_prompt``): no word of the document; with ``previous_reply``, after it."""
+        return public_prompt(self._lm(), getattr(self, "public_prompt", "post"), self.prompt, previous_reply)
 
     def _draw(self, logits: np.ndarray, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
         """One token per row of the step's ``logits`` (batch, V), as a position in ``candidates``
@@ -408,25 +449,35 @@ class Paraphrase(LanguageModelRewriter):
     name = "paraphrase"
 
     def __init__(self, epsilon: float, *, score: str = "relative", width: float = DEFAULT_WIDTH,
-                 clip_high: float = DEFAULT_CLIP_HIGH, max_new_tokens: int = 96, max_input_tokens: int = 64,
+                 clip_high: float = DEFAULT_CLIP_HIGH, clip: float = DEFAULT_CLIP, public_prompt: str = "post", top_k: int = 0,
+                 max_new_tokens: int = 96, max_input_tokens: int = 64,
                  model: str = "smollm2-135m-instruct", engine: str = "auto", vocabulary: str = "all",
                  prompt: str = "paraphrase", unit: str = "paragraph", max_units: int = 0, context: str = "previous",
                  rewrites: int = 1, seed: int | None = None, language_model: Any = None,
                  batch_size: int | None = None, device: str = "auto") -> None:
-        self._check_parameters(epsilon=epsilon, score=score, width=width, clip_high=clip_high,
-                               max_new_tokens=max_new_tokens, max_input_tokens=max_input_tokens, model=model,
+        self._check_parameters(epsilon=epsilon, score=score, width=width, clip_high=clip_high, clip=clip,
+                               public_prompt=public_prompt, top_k=top_k, max_new_tokens=max_new_tokens, max_input_tokens=max_input_tokens, model=model,
                                engine=engine, vocabulary=vocabulary, prompt=prompt, unit=unit,
                                max_units=max_units, context=context, rewrites=rewrites, seed=seed)
         self._init_model(language_model, batch_size, device)
 
     @property
+    def public_base(self) -> bool:  # type: ignore[override]
+        """Whether each token is drawn on a public base (``score="public-base"``)."""
+        return self.score == PUBLIC_BASE
+
+    @property
     def sensitivity(self) -> float:
-        """w: every score lies in an interval of this width whatever the input."""
-        return float(self.width)
+        """The width of the score's range whatever the input: w, or 2C on a public base."""
+        return 2.0 * float(self.clip) if self.public_base else float(self.width)
 
     def score_range(self) -> tuple[float, float, bool]:
         """The score as u(v) = clip(logit_v - s, low, high): (low, high, whether s is the step's
-        largest logit; else s = 0), by :func:`~textveil.mechanisms.scores.score_range`."""
+        largest logit; else s = 0), by :func:`~textveil.mechanisms.scores.score_range` (not the
+        public-base score's: it reads two rows of logits, :mod:`~textveil.mechanisms.public_base`)."""
+        if self.public_base:
+            raise InvalidParameterError("the public-base score reads two rows of logits a step: see "
+                                        "textveil.mechanisms.public_base.public_base_log_weights")
         return score_range(self.score, self.width, self.clip_high)
 
     def scores(self, logits: np.ndarray) -> np.ndarray:
@@ -435,6 +486,9 @@ class Paraphrase(LanguageModelRewriter):
         return clipped_logit_scores(logits, *self.score_range())
 
     def _draw(self, logits: Any, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
+        if self.public_base:  # rows in pairs: the unit's prompt's logits, then the public prompt's
+            return sample_public_base_logits(logits[0::2], logits[1::2], candidates, self.epsilon, rngs, self.clip,
+                                             sensitivity=self.sensitivity, top_k=int(self.top_k))
         # The exponential mechanism on these scores over the candidates; the floor is counted, not
         # exponentiated (the same distribution, a fifth of the time), wherever the logits are.
         low, high, relative = self.score_range()
@@ -457,13 +511,27 @@ class Paraphrase(LanguageModelRewriter):
     def _guarantee(self, drawn: int, units: int, left_out: int = 0) -> Guarantee:
         limit = self.max_new_tokens
         draws = limit * units  # the most tokens this release could draw
+        how, assumptions = (public_base_wording(self, drawn, units) if self.public_base
+                            else self._score_wording(drawn, units))
+        unprotected = ("nothing copied from the input: every output token, the end token included, was drawn by "
+                       "the mechanism", *self._template_rules())
+        return Guarantee(mechanism=self.name, epsilon=float(self.epsilon), kind="dp", unit="token",
+                         composition="sequential", words_protected=draws if units else 0, layout="public",
+                         protected="every output token, the end token included, drawn anew (none is copied)",
+                         unprotected_in_general=unprotected, assumptions=assumptions, how=how,
+                         post_processing=self._rounds_note(), tokens_per_unit=limit, units_rewritten=units,
+                         units_left_out=left_out)
+
+    def _score_wording(self, drawn: int, units: int) -> tuple[str, tuple[str, ...]]:
+        """How a release by the relative or the clipped score was made, and what that assumes, as
+        its Guarantee words them."""
+        limit = self.max_new_tokens
+        draws = limit * units  # the most tokens this release could draw
         eps = float(self.epsilon)
         if self.score == "relative":
             rating = f"clip(logit - the step's largest logit, -{self.width:g}, 0)"
         else:
             rating = f"clip(logit, {self.clip_high - self.width:g}, {self.clip_high:g})"
-        unprotected = ("nothing copied from the input: every output token, the end token included, was drawn by "
-                       "the mechanism", *self._template_rules())
         assumptions = (
             f"the language model ({self.model}) and the prompt template ('{self.prompt}') are public",
             f"its logits were computed by {self.engine_description()} (a public, fixed function of the input)",
@@ -490,12 +558,7 @@ class Paraphrase(LanguageModelRewriter):
             + (f"; this release drew {drawn} token(s), so its own likelihood ratio is at most exp({eps * drawn:g})"
                if units else "") + "."
         )
-        return Guarantee(mechanism=self.name, epsilon=eps, kind="dp", unit="token", composition="sequential",
-                         words_protected=draws if units else 0, layout="public",
-                         protected="every output token, the end token included, drawn anew (none is copied)",
-                         unprotected_in_general=unprotected, assumptions=assumptions, how=how,
-                         post_processing=self._rounds_note(), tokens_per_unit=limit, units_rewritten=units,
-                         units_left_out=left_out)
+        return how, assumptions
 
 
 class Restyle(LanguageModelRewriter):

@@ -34,6 +34,10 @@ EXAMPLE = ("honestly i cant believe how long the line was at the post office tod
            "never again",
            "The queue at the post office was very long today. I waited for about an hour and will not go back.")
 """A public example exchange for the one-shot prompt, written for it (no released text in it)."""
+POLISH_INSTRUCTION = ("Write the following words as a few fluent, plain English sentences, keeping what they say. "
+                      "Reply with the sentences only: no title, no comment.")
+"""The instruction of ``polish`` (:mod:`textveil.mechanisms.polish`): it reads a release, often words
+out of order, and writes them as sentences."""
 
 
 @dataclass(frozen=True)
@@ -52,10 +56,12 @@ PROMPTS = {
     "one-shot": PromptTemplate(SYSTEM_PROMPT, NEUTRAL_INSTRUCTION, (f"{NEUTRAL_INSTRUCTION}\n\n{EXAMPLE[0]}",
                                                                     EXAMPLE[1])),
     "default-system": PromptTemplate(None, INSTRUCTION),
+    "polish": PromptTemplate(SYSTEM_PROMPT, POLISH_INSTRUCTION),
 }
 """The public prompts a release may use (the ``prompt`` parameter), each fixed before any private text:
 ``paraphrase`` (the default), ``neutral`` (a plain rewrite, no comment), ``one-shot`` (``neutral`` after
-a public example) and ``default-system`` (``paraphrase`` under the model's own system prompt)."""
+a public example), ``default-system`` (``paraphrase`` under the model's own system prompt) and ``polish``
+(sentences written from a release's words: what :mod:`textveil.mechanisms.polish` asks)."""
 
 
 PLACEHOLDER_NOTE = "(Keep {listed} exactly as written: each stands for a detail that was removed.)"
@@ -126,3 +132,64 @@ def template_prompt(language_model: Any, text: str, prompt: str = "paraphrase") 
     opening, tail, _ = _template_parts(language_model, prompt)
     return opening + list(language_model.encode(text + tail))
 
+
+
+# -- the public prompts of the public-base draw --------------------------------------------------
+
+PUBLIC_PROMPTS = {
+    "post": ("Write a short personal blog post in your own words.", "Write the next paragraph of the post."),
+    "news": ("Write a paragraph of a news article in your own words.", "Write the next paragraph of the article."),
+    "review": ("Write a short review of a product, a book or a place in your own words.",
+               "Write the next paragraph of the review."),
+}
+"""The public prompts of ``paraphrase``'s public-base score (its ``public_prompt`` parameter), one per
+kind of text: what the model reads *without* the document (an instruction for a unit that opens a
+section, and one for the next unit, after the reply released before it). Fixed before any private
+text was read, and named in the Guarantee."""
+
+
+def _shared_head(language_model: Any, prompt: str) -> tuple[list[int], str]:
+    """The template ``prompt``'s chat up to where the user's words start (its system turn), as
+    token ids tokenized on their own and as text: what a unit's prompt and the public prompt share."""
+    cache = language_model.__dict__.setdefault("_shared_heads", {})
+    if prompt not in cache:
+        rendered = language_model.chat_text(PROMPTS[prompt].system, INPUT_MARK)
+        head = rendered.split(INPUT_MARK, 1)[0]
+        cache[prompt] = (list(language_model.encode(head)), head)
+    return cache[prompt]
+
+
+def shared_opening_length(language_model: Any, prompt: str) -> int:
+    """How many tokens every unit's prompt (:func:`template_opening`) and every public prompt
+    (:func:`public_prompt`) start with: an engine reads them once for both kinds of row.
+
+    >>> from textveil.models.toy_language_model import toy_language_model
+    >>> toy = toy_language_model(["calm", "sea"])
+    >>> n = shared_opening_length(toy, "paraphrase")
+    >>> n > 0 and template_prompt(toy, "calm", "paraphrase")[:n] == public_prompt(toy, "post", "paraphrase")[:n]
+    True
+    """
+    opening = template_opening(language_model, prompt)
+    shared = _shared_head(language_model, prompt)[0]
+    length = 0
+    while length < min(len(opening), len(shared)) and opening[length] == shared[length]:
+        length += 1
+    return length
+
+
+def public_prompt(language_model: Any, kind: str, prompt: str, previous_reply: str | None = None) -> list[int]:
+    """The public prompt of kind ``kind`` (:data:`PUBLIC_PROMPTS`) under the template ``prompt``'s
+    system turn: it holds no word of the document. With ``previous_reply`` (the reply released for
+    the unit before, public output) that exchange comes first and the next-paragraph instruction
+    follows, as a unit's prompt shows the unit before it."""
+    if kind not in PUBLIC_PROMPTS:
+        raise InputError(f"unknown public prompt {kind!r}; use one of: {', '.join(PUBLIC_PROMPTS)}")
+    opening, head = _shared_head(language_model, prompt)
+    first, following = PUBLIC_PROMPTS[kind]
+    history = () if previous_reply is None else ((first, previous_reply),)
+    rendered = language_model.chat_text(PROMPTS[prompt].system, first if previous_reply is None else following,
+                                        history=history)
+    if not rendered.startswith(head):  # pragma: no cover - a chat template that writes turns otherwise
+        raise InputError("the language model's chat template does not open the public prompt as it opens a unit's; "
+                         "use another score")
+    return list(opening) + list(language_model.encode(rendered[len(head):]))

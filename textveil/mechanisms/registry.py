@@ -202,9 +202,10 @@ _LANGUAGE_MODEL = (
     Parameter("engine", str, "what runs the model: auto (llama.cpp for a GGUF file on the CPU where it is built, else "
               "transformers), llama-cpp or transformers; the Guarantee names it", "auto", choices=ENGINES),
     Parameter("prompt", str, "the public prompt: paraphrase (\"Paraphrase the following text in your own words\"), "
-              "neutral (a plain, neutral rewrite, no comment), one-shot (neutral after a public example) or "
-              "default-system (paraphrase under the model's own system prompt)", "paraphrase",
-              choices=("paraphrase", "neutral", "one-shot", "default-system")),
+              "neutral (a plain, neutral rewrite, no comment), one-shot (neutral after a public example), "
+              "default-system (paraphrase under the model's own system prompt) or polish (fluent sentences from a "
+              "release's words)", "paraphrase",
+              choices=("paraphrase", "neutral", "one-shot", "default-system", "polish")),
     Parameter("unit", str, "how a document is cut into the units rewritten one prompt each, every unit in order: "
               "paragraph, sentence, or text (paragraphs packed into as few units as max_input_tokens allows); their "
               "number is released unprotected", "paragraph", choices=("paragraph", "sentence", "text")),
@@ -232,10 +233,20 @@ MECHANISMS.add(Entry(
     parameters=(
         EPSILON,
         Parameter("score", str, "relative: clip(logit - the step's largest, -w, 0); clipped: DP-Prompt's "
-                  "clip(logit, b2 - w, b2); both have sensitivity w", "relative", choices=("relative", "clipped")),
+                  "clip(logit, b2 - w, b2); both have sensitivity w; public-base: each token drawn from the model "
+                  "without the document, tilted by clip(log p_doc - log p_pub, -C, C) (sensitivity 2C): readable at "
+                  "a small epsilon", "relative", choices=("relative", "clipped", "public-base")),
         Parameter("width", float, "w, the width of the score's range (its sensitivity), fixed on public text", 15.0,
                   minimum=0.0),
         Parameter("clip_high", float, "b2, the top of the clipped score's range (score=clipped only)", 24.0),
+        Parameter("clip", float, "C, the public-base score's clip: the difference of the log-probabilities with and "
+                  "without the document is clipped to [-C, C] (score=public-base only)", 1.0, minimum=0.0),
+        Parameter("public_prompt", str, "the public prompt the public-base score reads instead of the document: post "
+                  "(\"Write a short personal blog post in your own words.\"), news or review (score=public-base "
+                  "only)", "post", choices=("post", "news", "review")),
+        Parameter("top_k", int, "the public-base score draws among the public model's k likeliest tokens at each "
+                  "step (0: the whole output vocabulary): a support chosen without the document, so it costs no "
+                  "privacy (score=public-base only)", 0, minimum=-1),
         *_LANGUAGE_MODEL,
         SEED,
     ),

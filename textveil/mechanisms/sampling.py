@@ -188,7 +188,7 @@ def sample_exponential_mechanism(
         return np.asarray(rng.choice(shifted.shape[0], size=size, p=probabilities / probabilities.sum()), dtype=np.int64)
     if size is not None:
         raise InvalidParameterError("size applies to 1-D scores only; 2-D scores give one draw per row, pass size=None")
-    return _draw_by_blocks(shifted, block_rows, lambda block: _inverse_cdf_rows(block, rng.random(block.shape[0])))
+    return _draw_by_blocks(shifted, block_rows, lambda block: inverse_cdf_rows(block, rng.random(block.shape[0])))
 
 
 def _draw_by_blocks(values: np.ndarray, block_rows: object, draw: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
@@ -204,7 +204,7 @@ def _draw_by_blocks(values: np.ndarray, block_rows: object, draw: Callable[[np.n
     return chosen
 
 
-def _inverse_cdf_rows(shifted: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+def inverse_cdf_rows(shifted: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
     """One index per row of ``shifted`` (log-weights, each row's largest 0), row i drawn with the
     uniform ``uniforms[i]`` in [0, 1) against the row's cumulative weights."""
     cumulative = np.cumsum(np.exp(shifted), axis=1)  # each row's largest weight is 1
@@ -234,7 +234,7 @@ def sample_exponential_mechanism_rows(
                                     f"{shifted.shape} for {len(rngs)} generator(s)")
     if shifted.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
-    return _inverse_cdf_rows(shifted, np.array([rng.random() for rng in rngs]))
+    return inverse_cdf_rows(shifted, np.array([rng.random() for rng in rngs]))
 
 
 def sample_clipped_exponential_rows(
@@ -307,7 +307,7 @@ def sample_clipped_exponential_rows(
 def _clipped_inverse_cdf(above: np.ndarray, weights: np.ndarray, floor: float, count: int, uniform: float) -> int:
     """The position drawn among ``count`` candidates whose weights are ``weights`` at the sorted
     positions ``above`` and ``floor`` everywhere else, with ``uniform`` in [0, 1) against the
-    cumulative weights in position order (as :func:`_inverse_cdf_rows` does on the full row)."""
+    cumulative weights in position order (as :func:`inverse_cdf_rows` does on the full row)."""
     floors_before = above - np.arange(above.size)  # floor positions before each entry above
     own = np.cumsum(weights)
     through = own + floor * floors_before  # cumulative weight up to and including each entry above
@@ -397,7 +397,7 @@ def sample_two_set_mechanism(
         best = np.where(members, p, -np.inf).max(axis=1, keepdims=True)
         with np.errstate(invalid="ignore"):
             shifted = np.where(members, token_scale * (p - best), -np.inf)
-        return _inverse_cdf_rows(shifted, rng.random(p.shape[0]))
+        return inverse_cdf_rows(shifted, rng.random(p.shape[0]))
 
     return _draw_by_blocks(values, block_rows, draw)
 
@@ -418,8 +418,8 @@ def row_uniforms(rngs: Sequence[np.random.Generator]) -> np.ndarray:
     return np.array([rng.random() for rng in rngs], dtype=np.float64)
 
 
-def _torch_inverse_cdf_rows(weights: Any, uniforms: np.ndarray) -> Any:
-    """As :func:`_inverse_cdf_rows` on (batch, V) float64 ``weights`` (a torch tensor, each row's
+def torch_inverse_cdf_rows(weights: Any, uniforms: np.ndarray) -> Any:
+    """As :func:`inverse_cdf_rows` on (batch, V) float64 ``weights`` (a torch tensor, each row's
     largest 1): the first entry whose cumulative weight exceeds the row's target."""
     import torch
 
@@ -443,13 +443,13 @@ def sample_exponential_mechanism_rows_torch(scores: Any, epsilon: float, rngs: S
 
     epsilon = check_epsilon(epsilon)
     sensitivity = check_epsilon(sensitivity, name="sensitivity")
-    values = _checked_rows(scores, rngs)
+    values = checked_rows(scores, rngs)
     if values.shape[0] == 0:
         return torch.zeros(0, dtype=torch.long, device=values.device)
     scale = min(epsilon / 2.0 / sensitivity, float(np.finfo(np.float64).max))
     shifted = (values - values.max(dim=1, keepdim=True).values) * scale
     weights = torch.exp(torch.clamp(shifted, min=float(np.finfo(np.float64).min)))
-    return _torch_inverse_cdf_rows(weights, row_uniforms(rngs))
+    return torch_inverse_cdf_rows(weights, row_uniforms(rngs))
 
 
 def sample_clipped_exponential_rows_torch(values: Any, candidates: Any, low: float, high: float, epsilon: float,
@@ -472,7 +472,7 @@ def sample_clipped_exponential_rows_torch(values: Any, candidates: Any, low: flo
     epsilon = check_epsilon(epsilon)
     if not high > low:
         raise InvalidParameterError(f"the score's range must have high > low, got [{low}, {high}]")
-    rows = _checked_rows(values, rngs, finite=False)
+    rows = checked_rows(values, rngs, finite=False)
     candidates = torch.as_tensor(candidates, dtype=torch.long, device=rows.device)
     if candidates.ndim != 1 or candidates.numel() == 0:
         raise InvalidParameterError(f"candidates must be a non-empty 1-D array, got shape {tuple(candidates.shape)}")
@@ -487,10 +487,10 @@ def sample_clipped_exponential_rows_torch(values: Any, candidates: Any, low: flo
     top = scores.max(dim=1, keepdim=True).values
     floor = torch.exp(scale * (low - top))
     weights = torch.where(above, torch.exp(scale * (scores - top)), floor)
-    return _torch_inverse_cdf_rows(weights, row_uniforms(rngs))
+    return torch_inverse_cdf_rows(weights, row_uniforms(rngs))
 
 
-def _checked_rows(values: Any, rngs: Sequence[np.random.Generator], finite: bool = True) -> Any:
+def checked_rows(values: Any, rngs: Sequence[np.random.Generator], finite: bool = True) -> Any:
     """``values`` as a (batch, V) float64 tensor with one generator per row (and finite entries)."""
     import torch
 
@@ -525,10 +525,10 @@ def sample_clipped_exponential_logits(logits: Any, candidates: np.ndarray, low: 
     array([0])
     """
     if on_accelerator(logits):
-        return sample_clipped_exponential_rows_torch(logits, _candidates_on(logits.device, candidates), low, high,
+        return sample_clipped_exponential_rows_torch(logits, candidates_on_device(logits.device, candidates), low, high,
                                                      epsilon, rngs, relative=relative,
                                                      sensitivity=sensitivity).cpu().numpy()
-    return sample_clipped_exponential_rows(_host_array(logits), candidates, low, high, epsilon, rngs,
+    return sample_clipped_exponential_rows(host_array(logits), candidates, low, high, epsilon, rngs,
                                            relative=relative, sensitivity=sensitivity)
 
 
@@ -543,12 +543,12 @@ def sample_exponential_mechanism_logits(logits: Any, candidates: np.ndarray, eps
     array([1])
     """
     if on_accelerator(logits):
-        chosen = logits.index_select(1, _candidates_on(logits.device, candidates))
+        chosen = logits.index_select(1, candidates_on_device(logits.device, candidates))
         return sample_exponential_mechanism_rows_torch(chosen, epsilon, rngs, sensitivity).cpu().numpy()
-    return sample_exponential_mechanism_rows(_host_array(logits)[:, candidates], epsilon, rngs, sensitivity)
+    return sample_exponential_mechanism_rows(host_array(logits)[:, candidates], epsilon, rngs, sensitivity)
 
 
-def _host_array(logits: Any) -> Any:
+def host_array(logits: Any) -> Any:
     """Logits on the host as NumPy (a CPU tensor viewed in float32; an array as it is)."""
     return logits.float().numpy() if is_torch_tensor(logits) else logits
 
@@ -558,7 +558,7 @@ _CANDIDATES_ON_DEVICE: dict[tuple[int, str], tuple[np.ndarray, Any]] = {}
 every step: a draw reuses the same output vocabulary for a whole release)."""
 
 
-def _candidates_on(device: Any, candidates: np.ndarray) -> Any:
+def candidates_on_device(device: Any, candidates: np.ndarray) -> Any:
     """``candidates`` as a long tensor on ``device``, moved there once per array and device."""
     import torch
 

@@ -31,7 +31,10 @@ import numpy as np
 from textveil.errors import InvalidParameterError
 from textveil.models.device import is_torch_tensor
 
-SCORES = ("relative", "clipped")
+PUBLIC_BASE = "public-base"
+"""The score that draws each token on a public base (:mod:`textveil.mechanisms.public_base`): it
+reads two rows of logits a step, so it is not one of :func:`clipped_logit_scores`'."""
+SCORES = ("relative", "clipped", PUBLIC_BASE)
 """The scores ``paraphrase`` draws by (its ``score`` parameter)."""
 DEFAULT_WIDTH = 15.0
 """w, fixed before any private text was read; public-text calibration

@@ -35,6 +35,7 @@ def decode(
     longest_prompt: int = 0,
     more_end_token_ids: Sequence[int] = (),
     device_logits: bool = False,
+    group_size: int = 1,
 ) -> list[tuple[list[int], bool]]:
     """Draw up to ``max_new_tokens`` tokens after each prompt; returns, per prompt, the drawn
     tokens before the end token and whether an end token was drawn.
@@ -50,12 +51,15 @@ def decode(
     every prompt's length, so the engine's slots fit the ones to come. ``more_end_token_ids`` end
     a reply as the model's end tokens do (a public stop rule). With ``device_logits``, ``choose``
     takes the logits as a torch tensor where the engine computed them (a GPU's), so the draw runs
-    there; an engine without one (llama.cpp) hands NumPy arrays whatever it says.
+    there; an engine without one (llama.cpp) hands NumPy arrays whatever it says. With
+    ``group_size`` g > 1 the prompts come in groups of g decoded side by side, each group extended
+    by the same tokens: ``choose`` gets a group's rows together and returns one token per row, the
+    same for the group's rows (:class:`~textveil.models.engines.batching.DecodeJob`).
     """
     if not prompts or max_new_tokens == 0:
         if progress is not None and prompts:
-            progress(len(prompts))
+            progress(len(prompts) // group_size)
         return [([], False) for _ in prompts]
     job = new_job(model, prompts, prefix_length, max_new_tokens, choose, batch_size, progress, successor,
-                  longest_prompt, more_end_token_ids, device_logits)
+                  longest_prompt, more_end_token_ids, device_logits, group_size)
     return queue_for(model.engine).decode(job)

@@ -158,8 +158,11 @@ def as_attacker(mechanism: Any, seed: int | None) -> Any:
     >>> as_attacker(Redaction(), 3).name
     'redact'
     """
+    from textveil.mechanisms.polish import PolishedMechanism
     from textveil.privacy.secrets import Secret
 
+    if isinstance(mechanism, PolishedMechanism):  # the stage is inside the polish: the same polish around it
+        return mechanism.around(as_attacker(mechanism.mechanism, seed))
     if not isinstance(mechanism, StagedMechanism) or mechanism.stage.options.operator != "pseudonym":
         return mechanism
     key = Secret.generate() if seed is None else Secret(f"textveil release-aware attacker {seed}")

@@ -297,6 +297,7 @@ class _Coordinator:
             "completed": _now(), "mechanism": self.mechanism.name,
             "parameters": {k: v for k, v in self.mechanism.public_params().items() if k != "seed"},
             "fingerprint": self.mechanism.fingerprint(),
+            **({"then": list(job.spec.then)} if job.spec.then else {}),  # what rewrote each release after it
             "seeds": SEEDS_NOTE,
             "inputs": [{"path": str(f.path), "format": f.fmt, "bytes": f.path.stat().st_size} for f in self.files],
             "output": self.format.describe(), "copied_fields": sorted(self.copied), "copied_fields_note": COPIED_NOTE,

@@ -51,8 +51,12 @@ class MechanismSpec:
     entities: dict[str, Any] = field(default_factory=lambda: {"operator": "placeholder"})
     """The entity stage's options as plain data (:meth:`EntityOptions.from_spec`: a pseudonym
     key travels as its file's path, and is read by each worker)."""
+    then: tuple[str, ...] = ()
+    """What rewrites each release after the mechanism (``("polish",)``), as the steps' texts
+    (:func:`textveil.mechanisms.polish.parse_then` reads them): every worker polishes too."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "then", tuple(self.then))  # a list read back from JSON: the same spec
         # A job's shards run on many workers, and a resumed run in another process: pseudonyms
         # drawn under a key each of them made up would differ from shard to shard.
         if self.entities.get("operator") == "pseudonym" and not self.entities.get("key_file"):
@@ -68,8 +72,10 @@ class MechanismSpec:
     def to_dict(self) -> dict[str, Any]:
         """The spec as the manifest shows it: the entity stage's options as shown data (no key,
         no allow or deny list: they may hold names)."""
-        return {"mechanism": self.name, "options": self.options, "embeddings": self.embeddings,
-                "vocab_size": self.vocab_size, "model": self.model, "entities": self.entity_options().public()}
+        shown = {"mechanism": self.name, "options": self.options, "embeddings": self.embeddings,
+                 "vocab_size": self.vocab_size, "model": self.model, "entities": self.entity_options().public()}
+        # named only when given: a job without it keeps the fingerprint it had (it resumes)
+        return {**shown, "then": list(self.then)} if self.then else shown
 
     def digest(self) -> str:
         """A digest of the spec: the key of the workers' cache.
@@ -85,7 +91,8 @@ class MechanismSpec:
         from textveil.embeddings import load_embeddings
 
         table = None if self.embeddings is None else load_embeddings(self.embeddings, self.vocab_size, log=log)
-        return build_mechanism(self.name, dict(self.options), table, entities=self.entity_options(), model=self.model)
+        return build_mechanism(self.name, dict(self.options), table, entities=self.entity_options(), model=self.model,
+                               then=self.then)
 
 
 _built = threading.local()

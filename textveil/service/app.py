@@ -152,6 +152,10 @@ class SanitizeRequest(BaseModel):
     entities: Optional[EntityRequest] = Field(
         None, description="The entity stage before the mechanism (default: placeholders for names, places, "
         "organisations and contact details). Each release lists what it replaced, by offsets in the original text.")
+    then: list[str] = Field(
+        default_factory=list, description="What rewrites each release after the mechanism: [\"polish\"] has the "
+        "language model write it as fluent sentences, reading only the release (no privacy cost: the guarantee stays "
+        "the mechanism's and names the polish).")
 
 
 class CalibrateRequest(BaseModel):
@@ -268,7 +272,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
     def order_of(texts: list[str], mechanism: str, parameters: dict[str, Any], subject: str | None,
                  subjects: list[str] | None, dataset: str | None, request_id: str | None,
-                 seed: int | None, entities: EntityRequest | None) -> ReleaseOrder:
+                 seed: int | None, entities: EntityRequest | None, then: list[str] | None = None) -> ReleaseOrder:
         """The request checked whole before any work: limits, subjects against the ledger, the
         mechanism and its parameters. Nothing is spent on a request that fails here."""
         if len(texts) > settings.max_texts:
@@ -312,15 +316,16 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
         seed = MECHANISMS.entry(mechanism).parameter("seed").check(seed)
         stage = service.entity_options(None if entities is None else entities.model_dump())
+        steps = service.then_steps(then)  # the library's parser: an unknown name is one line
         return ReleaseOrder(list(texts), mechanism, options, seed, subjects,
-                            dataset or DEFAULT_DATASET, request_id, stage)
+                            dataset or DEFAULT_DATASET, request_id, stage, steps)
 
     async def release(order: ReleaseOrder, what: str) -> dict[str, Any]:
         log.info("%s: %s (entities %s), %s%s", what, order.mechanism, order.entities.operator,
                  describe_texts(order.texts),
                  "" if order.subjects is None else f", {len(set(order.subjects))} subject(s)")
         result = await heavy(lambda abandoned: service.release(order, abandoned), what,
-                             service.slots_for(order.mechanism))
+                             service.slots_for(order.mechanism, order.then))
         log.info("%s: %d release(s)%s", what, len(result["releases"]), ", replayed" if result["replayed"] else "")
         return result
 
@@ -329,7 +334,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         """Release each text; with a ledger, count each text's spend against its subject (refused
         with 409, nothing spent, past a cap). The guarantees come in words, one per release."""
         order = order_of(body.texts, body.mechanism, body.parameters, body.subject, body.subjects, body.dataset,
-                         body.request_id, body.seed, body.entities)
+                         body.request_id, body.seed, body.entities, body.then)
         return JSONResponse(await release(order, "sanitize"))
 
     @v1.post("/sanitize/upload", summary="Release an uploaded file (.txt, .jsonl, .csv)", responses=answers["upload"])
@@ -343,6 +348,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         request_id: Optional[str] = Form(None, max_length=MAX_REQUEST_ID), seed: Optional[int] = Form(None),
         entities: str = Form("{}", description="The entity stage's options as a JSON object, as /v1/sanitize's "
                              "'entities' (e.g. {\"operator\": \"pseudonym\"}; default: placeholders)."),
+        then: str = Form("", description="What rewrites each release after the mechanism, as /v1/sanitize's 'then': "
+                         "'polish', or empty for nothing."),
     ) -> JSONResponse:
         """As ``/v1/sanitize``, the texts read from the file; the answer adds them as ``inputs``."""
         import json
@@ -373,7 +380,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             raise InputError(f"{name} holds no records; give a file with at least one text")
         texts = [d.text for d in documents]
         log.info("upload: %s file of %d bytes (sha256 %s)", fmt, len(data), text_digest(text))
-        order = order_of(texts, mechanism, options, subject, None, dataset, request_id or None, seed, stage)
+        order = order_of(texts, mechanism, options, subject, None, dataset, request_id or None, seed, stage,
+                         [then] if then.strip() else None)
         return JSONResponse({**await release(order, "sanitize upload"), "inputs": texts})
 
     @v1.get("/mechanisms", summary="The mechanisms: guarantee, description, parameters", response_model=None,
@@ -415,6 +423,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
                 "entity_stage": {"available": refusal is None, "reason": refusal,
                                  "operators": list(OPERATORS),
                                  "default": "placeholder"},
+                "polish": {"available": (polish := service.polish_refusal()) is None, "reason": polish},
                 "limits": {"max_body_bytes": settings.max_body_bytes, "max_text_chars": settings.max_text_chars,
                            "max_texts": settings.max_texts}}
 

@@ -142,6 +142,7 @@ class Released(_Record):
     guarantees: list[str]
     guarantee_kind: str
     entity_stage: EntityStageSummary
+    then: list[str] = Field(..., description="What rewrote each release after the mechanism (polish), as asked.")
     summary: dict[str, Any] = Field(..., description="The summary of the releases (textveil.release.summary): the "
                                     "guarantee in general words and every total, as the command line reports it.")
     summary_lines: list[SummaryLine] = Field(..., description="The summary in words, a line each.")
@@ -219,6 +220,11 @@ class EntityStageHealth(_Record):
     default: str
 
 
+class PolishHealth(_Record):
+    available: bool = Field(..., description="Whether a request may ask for 'then': ['polish'].")
+    reason: Optional[str]
+
+
 class Limits(_Record):
     max_body_bytes: int
     max_text_chars: int
@@ -233,6 +239,7 @@ class Health(_Record):
     language_models_ready: list[str]
     """The language models loaded and warmed at start-up: a first request with one is as fast as the next."""
     entity_stage: EntityStageHealth
+    polish: PolishHealth
     limits: Limits
 
 
@@ -388,9 +395,17 @@ class Offer:
         self.settings = settings
         self.entries = {entry.name: entry for entry in MECHANISMS.entries() if service.refusal(entry.name) is None}
         self.languages = list(service.offered_language_models())
+        self.polish_refusal = service.polish_refusal()
         self.stage_refusal = entity_refusal()
         self.entity_types = service.entity_types()
         self.smallest = {name: service.smallest_epsilon(name) for name in self.entries}
+
+    def then(self, description: str) -> dict[str, Any]:
+        """The schema of a request's ``then``: polish, where this service can (it runs a language
+        model), else nothing."""
+        if self.polish_refusal is not None:
+            return {"type": "array", "maxItems": 0, "description": f"{description} Not here: {self.polish_refusal}."}
+        return {"type": "array", "items": {"enum": ["polish"]}, "description": description}
 
     def released(self) -> list[str]:
         """The mechanisms a request may release with: with a ledger, those it can count (their
@@ -545,6 +560,7 @@ class Contract:
         if offer.stage_refusal is not None:
             properties["entities"] = {**_ref("EntityRequest"), "description": properties["entities"]["description"]}
             schema["required"] = [*schema.get("required", []), "entities"]
+        properties["then"] = offer.then(properties["then"]["description"])
         rules = [one_of(self.mechanisms(released, "Parameters", offer))]
         if self.settings.ledger is None:
             for name in ("subject", "subjects", "dataset", "request_id"):
@@ -589,6 +605,9 @@ class Contract:
             "entities": {**_ref("EntityRequest"),
                          "description": "The entity stage's options, as /v1/sanitize's 'entities' (a JSON object; "
                                         "default: placeholders)."},
+            "then": {"enum": ["", "polish"] if offer.polish_refusal is None else [""], "default": "",
+                     "description": "As /v1/sanitize's 'then': polish, or empty for nothing"
+                                    + ("" if offer.polish_refusal is None else f" ({offer.polish_refusal})") + "."},
         }
         required = ["file"]
         if offer.stage_refusal is not None:

@@ -183,6 +183,8 @@ class ReleaseOrder:
     request_id: str | None
     entities: EntityOptions = field(default_factory=EntityOptions)
     """The entity stage before the mechanism (placeholders unless the request says otherwise)."""
+    then: tuple[str, ...] = ()
+    """What rewrites each release after the mechanism (``("polish",)``: :mod:`textveil.mechanisms.polish`)."""
 
 
 def check_options(mechanism: str, parameters: dict[str, Any]) -> dict[str, Any]:
@@ -294,7 +296,7 @@ class ReleaseService:
         # decode queue), so more of them run at once: each mostly waits for its rows' tokens.
         self.batched_slots = Slots(batched_concurrency)
         self.decode_threads = max(1, usable_cpus() // concurrency)
-        self._mechanisms: OrderedDict[tuple[str, str, str], Mechanism] = OrderedDict()
+        self._mechanisms: OrderedDict[tuple[str, ...], Mechanism] = OrderedDict()
         self._mechanisms_lock = threading.Lock()
         self._pseudonym_key = read_pseudonym_key(pseudonym_key)  # never shown, logged or written
         self._stages: OrderedDict[str, EntityStage] = OrderedDict()
@@ -378,10 +380,53 @@ class ReleaseService:
                 self._language_models[(source, engine)] = loaded
             return self._language_models[(source, engine)]
 
-    def slots_for(self, mechanism: str) -> Slots:
+    def slots_for(self, mechanism: str, then: Sequence[str] = ()) -> Slots:
         """The concurrency gate of a release with ``mechanism``: the batched one for the mechanisms
-        that rewrite with a language model, the CPU-shared one for the others."""
-        return self.batched_slots if takes_model(mechanism) else self.slots
+        that rewrite with a language model and for a release polished after it, the CPU-shared one
+        for the others."""
+        return self.batched_slots if takes_model(mechanism) or then else self.slots
+
+    # -- polish, after any mechanism ----------------------------------------------------------
+
+    def polish_refusal(self) -> str | None:
+        """Why this service cannot polish a release (None: it can): it runs a language model, so
+        a service started to offer only mechanisms without one does not, nor one that has none."""
+        if self.offered is not None and not any(takes_model(name) for name in self.offered):
+            return ("this service does not polish: it was started to offer only " + ", ".join(self.offered)
+                    + " (start it with paraphrase or restyle among its --mechanism, or without --mechanism)")
+        if not self.offered_language_models():
+            return ("polish needs a language model and this service offers none: install the default one or start "
+                    "the service with 'textveil serve --model FILE.gguf' (or a Hugging Face model folder)")
+        return None
+
+    def then_steps(self, given: Sequence[str] | None) -> tuple[str, ...]:
+        """A request's ``then``, parsed by the library's one parser (one line for an unknown name),
+        as the steps' texts; refused where this service cannot polish. A step runs with its
+        default settings on the service's default language model (a request cannot pick a model
+        file, nor settings the page does not offer)."""
+        from textveil.mechanisms.polish import Polish, parse_then
+
+        steps = parse_then(given, "then")
+        if not steps:
+            return ()
+        refusal = self.polish_refusal()
+        if refusal is not None:
+            raise InvalidParameterError(refusal)
+        for step in steps:
+            if step != Polish():
+                raise InvalidParameterError(f"then: this service polishes with its own settings; send "
+                                            f"\"{step.text.partition('[')[0]}\" alone, not \"{step.text}\"")
+        return tuple(step.text for step in steps)
+
+    def polish_steps(self, then: Sequence[str]) -> tuple[list[Any], Any]:
+        """The steps of ``then`` with the service's default language model, named as offered (a
+        folder's name, never the server's path), and that model loaded once for the process."""
+        from textveil.mechanisms.polish import Polish
+
+        if not then:
+            return [], None
+        shown, source = next(iter(self.offered_language_models().items()))
+        return [Polish(model=shown) for _ in then], self.language_model(source)
 
     def load_language_models(self) -> list[str]:
         """Load every language model this service offers now (those of ``serve --model`` and the
@@ -486,33 +531,39 @@ class ReleaseService:
 
     # -- mechanisms ------------------------------------------------------------------------
 
-    def mechanism(self, name: str, options: dict[str, Any], entities: EntityOptions = STAGE_OFF) -> Mechanism:
+    def mechanism(self, name: str, options: dict[str, Any], entities: EntityOptions = STAGE_OFF,
+                  then: Sequence[str] = ()) -> Mechanism:
         """The cached mechanism for ``(name, options)`` with the entity stage of ``entities``
-        before it, built without a seed (never released with itself); a trained one is the
-        loaded model with these parameters."""
+        before it and the steps of ``then`` after it, built without a seed (never released with
+        itself); a trained one is the loaded model with these parameters."""
         stage = self.entity_stage(entities)
         key = (name, json.dumps(options, sort_keys=True, default=str),
-               json.dumps(entities.public(), sort_keys=True, default=str))
+               json.dumps(entities.public(), sort_keys=True, default=str), *then)
         with self._mechanisms_lock:
             cached = self._mechanisms.get(key)
             if cached is not None:
                 self._mechanisms.move_to_end(key)
                 return cached
+        steps, polishing = self.polish_steps(then)
         if name in self.models():
+            from textveil.mechanisms.polish import with_then
             from textveil.pii.staged import with_entity_stage
 
-            built = with_entity_stage(self.models()[name].with_params(**options, seed=None), stage)
+            built = with_then(with_entity_stage(self.models()[name].with_params(**options, seed=None), stage), steps,
+                              language_model=polishing)
         else:
             cls = MECHANISMS.load(name)
             embeddings = self.embeddings() if "embeddings" in cls.resources else None
             source = self.language_model_source(name, options)
             if source is None:
-                built = build_mechanism(name, options, embeddings, entities=stage, seed=None)
+                built = build_mechanism(name, options, embeddings, entities=stage, seed=None, then=steps,
+                                        then_language_model=polishing)
             else:  # the process's one copy of the model, never loaded again per (name, parameters)
                 # named as offered (a folder's name, never the server's path to it)
                 shown = next(n for n, s in self.offered_language_models().items() if s == source)
                 built = build_mechanism(name, {**options, "model": shown}, embeddings, entities=stage, seed=None,
-                                        language_model=self.language_model(source, options.get("engine", "auto")))
+                                        language_model=self.language_model(source, options.get("engine", "auto")),
+                                        then=steps, then_language_model=polishing)
         with self._mechanisms_lock:
             self._mechanisms[key] = built
             while len(self._mechanisms) > MECHANISM_CACHE_SIZE:
@@ -520,10 +571,10 @@ class ReleaseService:
         return built
 
     def for_request(self, name: str, options: dict[str, Any], seed: int | None,
-                    entities: EntityOptions = STAGE_OFF) -> Mechanism:
+                    entities: EntityOptions = STAGE_OFF, then: Sequence[str] = ()) -> Mechanism:
         """A copy of the cached mechanism with this request's own random state (the entity stage
         is the shared one)."""
-        return self.mechanism(name, options, entities).with_params(seed=seed)
+        return self.mechanism(name, options, entities, then).with_params(seed=seed)
 
     # -- the work of a request (in a worker thread) ----------------------------------------
 
@@ -533,7 +584,7 @@ class ReleaseService:
         refusal = self.refusal(order.mechanism)
         if refusal:
             raise InvalidParameterError(refusal)
-        built = self.for_request(order.mechanism, order.options, order.seed, order.entities)
+        built = self.for_request(order.mechanism, order.options, order.seed, order.entities, order.then)
 
         def progress(_done: int) -> None:
             if abandoned.is_set():  # the request timed out: stop before anything is recorded
@@ -571,6 +622,7 @@ class ReleaseService:
             "guarantee_kind": KINDS.get(kind, kind),
             "entity_stage": {"options": shown, "counts": summary.entities,
                              "summary": stage_summary(shown, summary.entities)},
+            "then": list(order.then),
             "summary": summary.to_dict(),
             "summary_lines": [{"text": line.text, "warning": line.warning} for line in lines],
             "budget": budget,

@@ -45,10 +45,12 @@ IDLE_EXIT_S = 5.0
 is not held alive by its thread."""
 
 
-Successor = Callable[[int, list[int], bool], "tuple[int, Sequence[int]] | None"]
+Successor = Callable[[int, list[int], bool], "tuple[int, Sequence[int]] | list[tuple[int, Sequence[int]]] | None"]
 """``successor(row, tokens, ended)``: called when prompt ``row`` is written; returns the next row
 that its reply makes ready (its index and prompt), or None. A document rewritten unit by unit hands
-each unit's prompt over only once the unit before it is written (its prompt holds that reply)."""
+each unit's prompt over only once the unit before it is written (its prompt holds that reply). In a
+job of groups (``group_size`` > 1) it is called once a whole group is written, with the group's
+first row, and returns the next group's rows (a list of (index, prompt)), or None."""
 
 
 @dataclass(eq=False)
@@ -64,7 +66,15 @@ class DecodeJob:
 
     A job holds each prompt as 32-bit token ids (:func:`compact_prompt`) only until its row is
     written, then lets it go: a document of thousands of units, each prompt made as the unit before
-    it ends, holds the prompts of its rows in flight and waiting, never all of them."""
+    it ends, holds the prompts of its rows in flight and waiting, never all of them.
+
+    With ``group_size`` g > 1 the rows come in groups, rows g k .. g k + g - 1 one group, decoded
+    side by side and extended by the same tokens: the public-base draw reads, at every step, the
+    logits of a unit's prompt with the document and of a public prompt without it. An engine hands
+    a group's rows out together (:meth:`take_rows`), draws their first token once all of them are
+    read, and ``choose`` always gets every row of a group at once, in row order; a group is written
+    when its rows are (they draw the same tokens, so they end together), and ``progress`` counts
+    groups."""
 
     prompts: list[Sequence[int] | None]
     prefix_length: int
@@ -78,6 +88,7 @@ class DecodeJob:
     device_logits: bool = False
     """Whether ``choose`` takes the step's logits as a torch tensor on the engine's device (the
     mechanisms' draws run there); else a NumPy array on the host."""
+    group_size: int = 1
     results: list[tuple[list[int], bool]] = field(default_factory=list)
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event)
@@ -89,7 +100,15 @@ class DecodeJob:
         self.prompts = [None if prompt is None else compact_prompt(prompt) for prompt in self.prompts]
         first = next((prompt for prompt in self.prompts if prompt is not None), None)
         self._opening = () if first is None else tuple(first[: self.prefix_length])
+        if self.group_size < 1 or len(self.prompts) % self.group_size:
+            raise ValueError(f"a job of groups of {self.group_size} rows must hold whole groups, got "
+                             f"{len(self.prompts)} prompts")
+        for start in range(0, len(self.prompts), self.group_size):
+            if len({self.prompts[row] is None for row in range(start, start + self.group_size)}) > 1:
+                raise ValueError("a group's prompts must be ready together (all given, or all made by successor)")
+        self.batch_size = max(self.batch_size, self.group_size)  # a group is decoded whole
         self.results = [([], False) for _ in self.prompts]
+        self._written = [False] * len(self.prompts)
         self._unfinished = len(self.prompts)
         self._ready = deque(row for row, prompt in enumerate(self.prompts) if prompt is not None)
         self.longest_prompt = max(self.longest_prompt, *(len(p) for p in self.prompts if p is not None), 0)
@@ -114,24 +133,40 @@ class DecodeJob:
         """The ready prompts not handed out yet, in the order they will be."""
         return [] if self.failed else list(self._ready)
 
-    def peek_row(self) -> int:
-        """The next prompt to hand out (call :meth:`has_rows_left` first)."""
-        return self._ready[0]
+    def peek_rows(self) -> list[int]:
+        """The next group of prompts to hand out (one prompt without groups; call
+        :meth:`has_rows_left` first)."""
+        return [self._ready[k] for k in range(self.group_size)]
 
-    def take_row(self) -> int:
-        """Hand the next prompt to the engine: its index."""
-        return self._ready.popleft()
+    def take_rows(self) -> list[int]:
+        """Hand the next group of prompts to the engine (one prompt without groups): their indices."""
+        return [self._ready.popleft() for _ in range(self.group_size)]
 
     def draw(self, logits: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
         """The job's tokens for ``rows`` from their logits, or None once the job has failed (its
-        ``choose`` raised: the exception is kept for the caller)."""
+        ``choose`` raised: the exception is kept for the caller). In a job of groups, ``rows``
+        must hold whole groups (an engine's duty); ``choose`` sees them in row order."""
         if self.failed:
             return None
         try:
-            return np.asarray(self.choose(logits, rows), dtype=np.int64)
+            rows = np.asarray(rows, dtype=np.int64)
+            if self.group_size == 1:
+                return np.asarray(self.choose(logits, rows), dtype=np.int64)
+            order = np.argsort(rows, kind="stable")
+            ordered = rows[order]
+            starts = ordered[:: self.group_size]
+            if (ordered.size % self.group_size or np.any(starts % self.group_size)
+                    or not np.array_equal(ordered, np.repeat(starts, self.group_size)
+                                          + np.tile(np.arange(self.group_size), starts.size))):
+                raise RuntimeError(f"the engine split a group of {self.group_size} rows: got rows {rows.tolist()}")
+            tokens = np.asarray(self.choose(_rows_in_order(logits, order), ordered), dtype=np.int64)
+            chosen = np.empty_like(tokens)
+            chosen[order] = tokens
+            return chosen
         except BaseException as error:  # noqa: BLE001 - handed to the job's own caller
             self.fail(error)
             return None
+
 
     def add_token(self, row: int, drawn: list[int], token: int) -> bool:
         """Prompt ``row`` drew ``token`` after ``drawn`` (its tokens so far, extended here): the one
@@ -161,15 +196,23 @@ class DecodeJob:
             return
         self.prompts[row] = None  # written: its prompt is not read again
         self.results[row] = (tokens, ended)
+        self._written[row] = True
         self._unfinished -= 1
+        first = row - row % self.group_size
+        if not all(self._written[first:first + self.group_size]):
+            return  # the group's other rows end at this step too: the group is told once they have
         if self.successor is not None:
             try:
-                follower = self.successor(row, tokens, ended)
+                follower = self.successor(first, tokens, ended)
             except BaseException as error:  # noqa: BLE001 - handed to the job's own caller
                 self.fail(error)
                 return
-            if follower is not None:
-                index, prompt = follower
+            followers = [] if follower is None else [follower] if isinstance(follower, tuple) else list(follower)
+            if followers and len(followers) != self.group_size:
+                self.fail(RuntimeError(f"a successor must make a whole group of {self.group_size} rows, "
+                                       f"made {len(followers)}"))
+                return
+            for index, prompt in followers:
                 self.prompts[index] = compact_prompt(prompt)
                 self.longest_prompt = max(self.longest_prompt, len(prompt))
                 self._ready.append(index)
@@ -273,23 +316,28 @@ class DecodeQueue:
 
     # -- the engine's side -------------------------------------------------------------------
 
-    def next_row(self, fits: Callable[[DecodeJob, int], bool] | None = None) -> tuple[DecodeJob, int] | None:
-        """The oldest job's next prompt, taken (first come, first served), or None when none is
-        waiting; with ``fits``, only a row for which ``fits(job, row)`` holds (the others wait)."""
+    def next_rows(self, fits: Callable[[DecodeJob, int], bool] | None = None, room: int = 1
+                  ) -> tuple[DecodeJob, list[int]] | None:
+        """The oldest job's next group of prompts (one prompt for a job without groups), taken
+        (first come, first served), or None when none is waiting or it needs more than ``room``
+        places; with ``fits``, only rows for which ``fits(job, row)`` holds (the others wait)."""
         with self._condition:
             self._drop_finished()
             for job in self._jobs:
-                if job.has_rows_left() and (fits is None or fits(job, job.peek_row())):
-                    return job, job.take_row()
-                if job.has_rows_left():
-                    return None  # the oldest waiting row comes first: nothing overtakes it
+                if not job.has_rows_left():
+                    continue
+                rows = job.peek_rows()
+                if len(rows) <= room and (fits is None or all(fits(job, row) for row in rows)):
+                    return job, job.take_rows()
+                return None  # the oldest waiting row comes first: nothing overtakes it
             return None
 
     def take_waiting(self) -> list[tuple[DecodeJob, int]]:
-        """Take every prompt not yet handed out, oldest job first."""
+        """Take every prompt not yet handed out, oldest job first (a group's rows side by side)."""
         with self._condition:
             self._drop_finished()
-            return [(job, job.take_row()) for job in self._jobs for _ in job.ready_rows()]
+            return [(job, row) for job in self._jobs for _ in range(len(job.ready_rows()) // job.group_size)
+                    for row in job.take_rows()]
 
     def waiting_rows(self) -> list[tuple[DecodeJob, int]]:
         """Every prompt not yet handed out, oldest job first, without taking them."""
@@ -386,7 +434,7 @@ def check_prompts(prompts: Sequence[Sequence[int] | None], prefix_length: int) -
 def new_job(model: Any, prompts: Sequence[Sequence[int] | None], prefix_length: int, max_new_tokens: int,
             choose: Chooser, batch_size: int, progress: Callable[[int], None] | None,
             successor: Successor | None = None, longest_prompt: int = 0,
-            more_end_token_ids: Sequence[int] = (), device_logits: bool = False) -> DecodeJob:
+            more_end_token_ids: Sequence[int] = (), device_logits: bool = False, group_size: int = 1) -> DecodeJob:
     """A job for ``model`` (a :class:`~textveil.models.language_model.LanguageModel`): its end tokens
     end a reply, and so do ``more_end_token_ids`` (a caller's public stop rule)."""
     check_prompts(prompts, prefix_length)
@@ -396,17 +444,17 @@ def new_job(model: Any, prompts: Sequence[Sequence[int] | None], prefix_length: 
     return DecodeJob(list(prompts), prefix_length, max_new_tokens, choose,
                      frozenset(model.end_token_ids) | frozenset(int(t) for t in more_end_token_ids),
                      batch_size=batch_size, progress=progress, successor=successor, longest_prompt=longest_prompt,
-                     device_logits=device_logits)
+                     device_logits=device_logits, group_size=group_size)
 
 
 def _checked_successor(successor: Successor, prefix: tuple[int, ...], prefix_length: int) -> Successor:
     """``successor``, its prompts held to the job's opening (a prompt that does not start with it
     would be decoded after the wrong opening)."""
 
-    def checked(row: int, tokens: list[int], ended: bool) -> tuple[int, Sequence[int]] | None:
+    def checked(row: int, tokens: list[int], ended: bool) -> Any:
         follower = successor(row, tokens, ended)
-        if follower is not None:
-            prompt = follower[1]
+        followers = [] if follower is None else [follower] if isinstance(follower, tuple) else follower
+        for _, prompt in followers:
             if tuple(prompt[:prefix_length]) != prefix or len(prompt) <= prefix_length:
                 raise ValueError("a successor's prompt must start with the job's opening and hold tokens after it")
         return follower
@@ -437,3 +485,15 @@ def queue_for(engine: Engine) -> DecodeQueue:
             queue = DecodeQueue(engine)
             engine._decode_queue = queue
         return queue
+
+
+def _rows_in_order(logits: Any, order: np.ndarray) -> Any:
+    """``logits``' rows in ``order`` (a NumPy array, or a torch tensor on its device); the rows
+    themselves where the order is theirs already."""
+    if np.array_equal(order, np.arange(order.size)):
+        return logits
+    if isinstance(logits, np.ndarray):
+        return logits[order]
+    import torch
+
+    return logits.index_select(0, torch.from_numpy(order).to(logits.device))

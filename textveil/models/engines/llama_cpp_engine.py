@@ -123,6 +123,7 @@ class _Row:
     position: int  # the next position to write in the slot's stream
     drawn: list[int] = field(default_factory=list)
     pending: int | None = None  # the last drawn token, not yet read
+    first_logits: np.ndarray | None = None  # a group's row read before its partners: its first logits, kept
 
     @property
     def reading(self) -> bool:
@@ -303,24 +304,26 @@ class LlamaCppEngine:
             self._threads_now = threads
 
     def _fill_slots(self, queue: DecodeQueue, rows: dict[int, _Row]) -> None:
-        """Give every free slot the next waiting row that fits (first come, first served)."""
-        for slot in range(self._slots):
-            if slot in rows:
-                continue
-            taken = queue.next_row(lambda job, row: self._length_needed(job, row) <= self._slot_length)
+        """Give the free slots the next waiting rows that fit (first come, first served), a group's
+        rows all at once."""
+        free = [slot for slot in range(self._slots) if slot not in rows]
+        while free:
+            taken = queue.next_rows(lambda job, row: self._length_needed(job, row) <= self._slot_length, len(free))
             if taken is None:
                 return
-            job, index = taken
-            prompt = job.prompts[index]
-            opening = tuple(prompt[: job.prefix_length])
-            self._clear(slot)
-            start = 0
-            if opening:
-                self._set_opening(opening)
-                # the stream of the opening, copied whole (a cross-stream copy is a full one)
-                _llama().llama_memory_seq_cp(self._memory(), self._slots + 1, slot, -1, -1)
-                start = len(opening)
-            rows[slot] = _Row(job, index, slot, list(prompt[start:]), start)
+            job, indices = taken
+            for index in indices:
+                slot = free.pop(0)
+                prompt = job.prompts[index]
+                opening = tuple(prompt[: job.prefix_length])
+                self._clear(slot)
+                start = 0
+                if opening:
+                    self._set_opening(opening)
+                    # the stream of the opening, copied whole (a cross-stream copy is a full one)
+                    _llama().llama_memory_seq_cp(self._memory(), self._slots + 1, slot, -1, -1)
+                    start = len(opening)
+                rows[slot] = _Row(job, index, slot, list(prompt[start:]), start)
 
     def _read_prompts(self, rows: dict[int, _Row]) -> None:
         """Read prompt chunks, each alone in its own call, up to about PROMPT_BUDGET tokens; a
@@ -340,9 +343,28 @@ class LlamaCppEngine:
                 row.position += size
                 budget -= size
                 if last:
-                    self._choose({slot: row}, logits, [slot], rows)
+                    self._first_draw(row, logits, rows)
             if budget <= 0:
                 return
+
+    def _first_draw(self, row: _Row, logits: np.ndarray, rows: dict[int, _Row]) -> None:
+        """``row``'s prompt is read (``logits``: its first step's): draw its first token, or, for a
+        row of a group, keep the logits until every row of the group is read, then draw the group's
+        first token from all of them at once (the job's ``choose`` sees a group whole)."""
+        size = row.job.group_size
+        if size == 1:
+            self._choose({row.slot: row}, logits, [row.slot], rows)
+            return
+        row.first_logits = logits.copy()  # the next call reuses llama.cpp's buffer
+        first = row.index - row.index % size
+        group = sorted((other for other in rows.values() if other.job is row.job and first <= other.index < first + size),
+                       key=lambda other: other.index)
+        if len(group) < size or any(other.first_logits is None for other in group):
+            return
+        stacked = np.vstack([other.first_logits for other in group])
+        for other in group:
+            other.first_logits = None
+        self._choose({other.slot: other for other in group}, stacked, [other.slot for other in group], rows)
 
     def _decode_step(self, rows: dict[int, _Row]) -> None:
         """One token for every row that has drawn one not yet read: one call, streams in order,

@@ -131,9 +131,9 @@ class TransformersEngine:
             same = [i for i, (job, _) in enumerate(pool) if job.opening == opening]
             # refill once a share of the places is free (a prefill of one row per step would cost
             # a forward pass each), or at once when the batch is empty
-            if same and room > 0 and (batch.size == 0 or room >= max(1, capacity // REFILL_SHARE)):
-                lengths = [len(pool[i][0].prompts[pool[i][1]]) for i in same]
-                chosen = sorted(same[k] for k in length_buckets(lengths, room)[0])
+            chosen = (_groups_that_fit(pool, same, room)
+                      if same and room > 0 and (batch.size == 0 or room >= max(1, capacity // REFILL_SHARE)) else [])
+            if chosen:
                 batch.join([pool[i] for i in chosen], len(opening))
                 taken = set(chosen)
                 pool = [entry for i, entry in enumerate(pool) if i not in taken]
@@ -204,6 +204,32 @@ class TransformersEngine:
         else holds it); the engine is unusable after."""
         self.reset()
         self.network = None
+
+
+def _groups_that_fit(pool: list[tuple[DecodeJob, int]], same: list[int], room: int) -> list[int]:
+    """The entries of ``pool`` (indices ``same``) that join the batch: whole groups of rows (a
+    job's ``group_size`` rows side by side in the pool, each group decoded together), the longest
+    prompts first, as many rows as ``room`` holds; sorted. Without groups, the first bucket of
+    :func:`length_buckets`.
+
+    >>> class Job: group_size, prompts = 2, [[1] * 5, [1] * 2, [1] * 9, [1] * 3]
+    >>> job = Job()
+    >>> _groups_that_fit([(job, 0), (job, 1), (job, 2), (job, 3)], [0, 1, 2, 3], 3)
+    [2, 3]
+    """
+    groups: list[list[int]] = []
+    for i in same:
+        job, row = pool[i]
+        if row % job.group_size == 0:
+            groups.append([i])
+        elif groups and pool[groups[-1][0]][0] is job:
+            groups[-1].append(i)
+    lengths = [max(len(pool[i][0].prompts[pool[i][1]]) for i in group) for group in groups]
+    chosen: list[int] = []
+    for k in sorted(range(len(groups)), key=lambda k: (-lengths[k], k)):
+        if len(chosen) + len(groups[k]) <= room:
+            chosen += groups[k]
+    return sorted(chosen)
 
 
 REFILL_SHARE = 8

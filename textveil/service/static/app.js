@@ -324,6 +324,11 @@ function entityOptions() {
   return { operator: $("entities").value || "placeholder" };
 }
 
+// What rewrites the release after the mechanism: polish when its box is ticked (the service's parser reads it).
+function thenSteps() {
+  return $("polish").checked && !$("polish").disabled ? ["polish"] : [];
+}
+
 // What the entity stage replaced, as spans of the original text (offsets from the response).
 function entitySpans(text, entities) {
   return (entities || [])
@@ -361,6 +366,7 @@ async function release() {
       form.append("parameters", JSON.stringify(parameters()));
       form.append("text_field", $("text-field").value || "text");
       form.append("entities", JSON.stringify(entityOptions()));
+      form.append("then", thenSteps().join(","));
       for (const [key, value] of Object.entries(extra)) form.append(key, value);
       if (seed) form.append("seed", seed);
       response = await api("/v1/sanitize/upload", { method: "POST", body: form });
@@ -368,7 +374,7 @@ async function release() {
     } else {
       const text = $("text").value;
       const body = { texts: [text], mechanism: mechanism.name, parameters: parameters(), entities: entityOptions(),
-                     ...extra };
+                     then: thenSteps(), ...extra };
       if (seed) body.seed = Number(seed);
       response = await api("/v1/sanitize", {
         method: "POST",
@@ -427,12 +433,16 @@ function showDocument(index) {
   const original = state.inputs[index] || "";
   const layout = record.guarantee.layout;
   renderHighlighted($("original"), original, originalSpans(original, record, layout));
-  renderHighlighted($("released"), record.text, changedSpans(record.text, record.changed, "released", layout));
+  // A polished release is written anew from the mechanism's: its changes no longer line up with its words.
+  const polished = (response.then || []).length > 0;
+  renderHighlighted($("released"), record.text,
+    polished ? [] : changedSpans(record.text, record.changed, "released", layout));
   const guarantee = record.guarantee;
   const perUnit = guarantee.epsilon === null ? "" : ` at epsilon ${formatNumber(guarantee.epsilon)} per ${guarantee.unit}`;
   // A mechanism that writes a new text (a language model's paraphrase) lists no token-by-token changes.
   const rewritten = record.changed.length === 0 && record.text.trim() !== original.trim();
-  $("summary").textContent = rewritten ? `Rewritten as a new text${perUnit}.` :
+  $("summary").textContent = polished ? `Released${perUnit}, then polished by the language model (no privacy cost).` :
+    rewritten ? `Rewritten as a new text${perUnit}.` :
     `${record.changed.length} of ${guarantee.words_protected} ${guarantee.unit}s changed${perUnit}` +
     (record.words_unchanged_by_noise ? `; ${record.words_unchanged_by_noise} released as themselves` : "") + ".";
   $("guarantee").textContent = response.guarantees[index];
@@ -491,6 +501,11 @@ async function start() {
     $("entities").value = "off";
     $("entities-note").textContent = stage.reason;
     $("entities-note").className = "error";
+  }
+  const polish = state.health.polish;
+  if (polish && !polish.available) {  // no language model here: the box cannot be ticked
+    $("polish").disabled = true;
+    $("polish-note").textContent = polish.reason;
   }
   $("ledger-fields").hidden = !state.health.ledger;
   $("text").maxLength = state.health.limits.max_text_chars;

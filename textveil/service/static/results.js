@@ -101,7 +101,7 @@ function riskTable(results) {
     const first = points.map((p) => resultOf(p, attack, training)).find((r) => r);
     header.push(`${lineLabel(attack, training)}: correct / ${first.n_unknown} (chance ${(first.chance[0] * first.n_unknown).toFixed(1)})`);
   }
-  header.push("risk: best top-1 (attack, training)");
+  header.push("risk: best top-1 (attack, training)", ...BUDGET_HEADER);
   for (const task of tasks) header.push(`${task}: accuracy`);
   const rows = points.map((point) => {
     const row = [point.label];
@@ -111,10 +111,37 @@ function riskTable(results) {
     }
     const best = bestAttack(point);
     row.push(best ? `${percent(best.top1)}: ${lineLabel(best.attack, best.training)}` : "–");
+    const unmodified = point.parameter === null && point.label === "none";
+    row.push(...(unmodified ? BUDGET_HEADER.map(() => "–") : budgetCells(point)));
     for (const task of tasks) row.push(utilityCell(point.utility[task]));
     return row;
   });
   table(document.getElementById("table-risk"), header, rows, true);
+}
+
+// A release's budget beside its risk, as textveil/privacy/release_budget.py words it: the epsilon
+// per document (median and largest over the judged texts) for epsilon-DP, the epsilon per unit
+// with its metric; a file written before the figures were kept reads "not recorded".
+const BUDGET_HEADER = ["epsilon per document: median (largest)", "epsilon per unit (metric)"];
+const WITHOUT_EPSILON = { none: "no bound", "l-privacy": "no epsilon (l-privacy)" };
+
+function epsilonNumber(value) {
+  return Number.isInteger(value) ? value.toLocaleString("en")
+    : value.toLocaleString("en", { maximumSignificantDigits: 4 });
+}
+
+function budgetCells(point) {
+  const budget = point.budget;
+  if (!budget) return ["not recorded", "not recorded"];
+  if (WITHOUT_EPSILON[budget.kind]) return [WITHOUT_EPSILON[budget.kind], WITHOUT_EPSILON[budget.kind]];
+  const perDocument = budget.per_document;
+  const document = perDocument
+    ? (perDocument.median === perDocument.largest ? epsilonNumber(perDocument.median)
+      : `${epsilonNumber(perDocument.median)} (largest ${epsilonNumber(perDocument.largest)})`)
+    : (budget.kind === "metric" ? "no bound per document (metric privacy: see per unit)" : "not recorded");
+  const unit = budget.per_unit === null || budget.per_unit === undefined ? "not recorded"
+    : `${epsilonNumber(budget.per_unit)} per ${budget.unit || "unit"}${budget.metric ? `, ${budget.metric}` : ""}`;
+  return [document, unit];
 }
 
 function utilityCell(result) {
