@@ -342,13 +342,14 @@ class LanguageModelRewriter(Mechanism):
         group = 2 if self.public_base else 1
         prompts: list[Sequence[int] | None] = []
         longest_alone = 0
+        public = compact_prompt(self.public_prompt_ids()) if group == 2 else None  # the same for every unit
         for row, unit in enumerate(plan.units):
             alone = self.prompt_ids(unit)  # the unit's prompt without context
             longest_alone = max(longest_alone, len(alone))
             ready = not with_context or plan.previous[row] is None
             prompts.append(compact_prompt(alone) if ready else None)
             if group == 2:
-                prompts.append(compact_prompt(self.public_prompt_ids()) if ready else None)
+                prompts.append(public if ready else None)
         own = plan.streams
         longest = self._longest_prompt(longest_alone, with_context)
         if longest + self.max_new_tokens > lm.context_length:

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from scipy.special import logsumexp
 
 from textveil.errors import InvalidParameterError
 from textveil.mechanisms.sampling import (
@@ -80,19 +81,14 @@ def public_base_log_weights(doc: Any, pub: Any, epsilon: float, clip: float = DE
                                     f"{pub.shape}")
     if not (np.isfinite(doc).all() and np.isfinite(pub).all()):
         raise InvalidParameterError("logits must all be finite; replace NaN or infinite logits before sampling")
-    log_doc = doc - _log_sum_exp(doc)
-    log_pub = pub - _log_sum_exp(pub)
+    log_doc = doc - logsumexp(doc, axis=1, keepdims=True)
+    log_pub = pub - logsumexp(pub, axis=1, keepdims=True)
     weights = log_pub + scale * np.clip(log_doc - log_pub, -clip, clip)
     if 0 < top_k < weights.shape[1]:
         # the public model's top k (ties kept): a support chosen from the public row alone
         kth = np.partition(pub, -top_k, axis=1)[:, -top_k:].min(axis=1, keepdims=True)
         weights = np.where(pub >= kth, weights, -np.inf)
     return weights
-
-
-def _log_sum_exp(values: np.ndarray) -> np.ndarray:
-    top = values.max(axis=1, keepdims=True)
-    return top + np.log(np.exp(values - top).sum(axis=1, keepdims=True))
 
 
 def public_base_probabilities(doc: Any, pub: Any, epsilon: float, clip: float = DEFAULT_CLIP,
