@@ -20,6 +20,7 @@ from textveil.mechanisms.public_base import (
     public_base_probabilities,
     sample_public_base_logits,
     sample_public_base_rows,
+    sample_public_base_rows_torch,
 )
 from textveil.mechanisms.sampling import make_rng
 from textveil.models.toy_language_model import toy_language_model
@@ -103,6 +104,44 @@ def test_every_likelihood_ratio_is_within_epsilon_for_any_two_documents() -> Non
         ratio = np.log(public_base_probabilities(first, pub, epsilon, clip)) - np.log(
             public_base_probabilities(second, pub, epsilon, clip))
         assert np.abs(ratio).max() <= epsilon + 1e-9
+
+
+def test_banned_tokens_are_never_drawn_and_the_others_keep_their_proportions() -> None:
+    """A public rule leaves positions out of a step: the draw is the same distribution renormalised
+    over the rest (chi-square), and the likelihood ratio of any two documents stays within epsilon."""
+    banned = [np.array([0, 4])]
+    full = _expected(8.0)
+    expected = _expected(8.0, banned=banned)
+    assert expected[banned[0]].sum() == 0
+    kept = np.setdiff1d(np.arange(full.size), banned[0])
+    np.testing.assert_allclose(expected[kept], full[kept] / full[kept].sum(), rtol=1e-12)
+    draws = _draws(SAMPLES, 8.0, seed=5, banned=banned * SAMPLES)
+    assert not np.isin(draws, banned[0]).any()
+    assert _pvalue(draws, expected) > ALPHA
+    assert _pvalue(draws, full) < ALPHA  # power: the unbanned distribution is told apart
+    rng = np.random.default_rng(6)
+    for _ in range(100):
+        pub, first, second = rng.normal(0, 5, size=(1, 40)), rng.normal(0, 20, size=(1, 40)), rng.normal(0, 20, size=(1, 40))
+        rule = [rng.choice(40, size=int(rng.integers(1, 20)), replace=False)]  # the same for both: public output
+        epsilon = float(rng.uniform(0.5, 30))
+        p, q = (public_base_probabilities(doc, pub, epsilon, banned=rule)[0] for doc in (first, second))
+        allowed = p > 0
+        assert (allowed == (q > 0)).all() and not allowed[rule[0]].any()
+        assert np.abs(np.log(p[allowed]) - np.log(q[allowed])).max() <= epsilon + 1e-9
+
+
+def test_the_torch_draw_bans_the_same_tokens_as_numpy() -> None:
+    import torch
+
+    rng = np.random.default_rng(2)
+    doc, pub = rng.normal(0, 6, size=(8, 300)).astype(np.float32), rng.normal(0, 6, size=(8, 300)).astype(np.float32)
+    candidates = np.arange(3, 300)
+    banned = [rng.choice(297, size=40, replace=False) for _ in range(8)]
+    expected = sample_public_base_rows(doc, pub, candidates, 30.0, [make_rng(i) for i in range(8)], banned=banned)
+    device = sample_public_base_rows_torch(torch.from_numpy(doc), torch.from_numpy(pub), candidates, 30.0,
+                                           [make_rng(i) for i in range(8)], banned=banned).numpy()
+    assert (device == expected).all()
+    assert not any(token in rule for token, rule in zip(expected, banned))
 
 
 def test_top_k_draws_among_the_public_models_likeliest_tokens_only() -> None:
@@ -225,6 +264,44 @@ def test_the_fingerprint_names_the_public_base_and_leaves_other_scores_as_they_w
     public = _mechanism(toy).fingerprint()["parameters"]
     assert public["score"] == "public-base" and {"clip", "public_prompt", "top_k"} <= set(public)
     assert _mechanism(toy, clip=2.0).fingerprint() != _mechanism(toy).fingerprint()
+
+
+def test_a_release_never_writes_a_phrase_about_the_task(monkeypatch) -> None:
+    """On a toy whose public prompt itself favours "rewrite" and "the text", no release writes
+    either (a phrase of one token, and one of two), while "the" and "text" still come alone; with
+    the rule switched off the same releases write them (power)."""
+    from textveil.mechanisms import paraphrase as paraphrase_module
+    from textveil.mechanisms.task_phrases import PhraseBan
+
+    words = ["calm", "sea", "the", "text", "rewrite"]
+    toy = toy_language_model(words, {"system": {"rewrite": 3.0, "the": 2.5}, "the": {"text": 6.0},
+                                     "sea": {"text": 2.0}})
+    texts = ["calm sea"] * 60
+
+    def released(mechanism) -> list[list[str]]:
+        return [release.text.split() for release in mechanism.sanitize_records(texts, list(range(60)))]
+
+    def has(words_out: list[str], run: tuple[str, ...]) -> bool:
+        return any(tuple(words_out[i:i + len(run)]) == run for i in range(len(words_out)))
+
+    kept = released(_mechanism(toy, epsilon=4.0, max_new_tokens=8))
+    assert not any(has(out, ("rewrite",)) or has(out, ("the", "text")) for out in kept)
+    assert any(has(out, ("the",)) for out in kept) and any(has(out, ("text",)) for out in kept)
+    monkeypatch.setattr(paraphrase_module.PhraseBan, "for_model", classmethod(lambda cls, lm: PhraseBan({}, 0)))
+    loose = released(_mechanism(toy, epsilon=4.0, max_new_tokens=8))
+    assert any(has(out, ("rewrite",)) for out in loose) and any(has(out, ("the", "text")) for out in loose)
+
+
+def test_the_document_and_the_public_prompt_differ_by_the_document_only(toy) -> None:
+    """Both rows read the same system turn and instruction; the document's row holds the unit's
+    words first. The fingerprint shows the public words and the phrase list."""
+    mechanism = _mechanism(toy)
+    doc, pub = toy.decode(mechanism.prompt_ids("storm wind")), toy.decode(mechanism.public_prompt_ids())
+    assert "storm wind" in doc and "storm" not in pub
+    assert doc.replace("storm wind", "").split() == pub.split()
+    shown = mechanism.fingerprint()
+    assert shown["public_prompt_words"]["system"] == "You write short personal blog posts."
+    assert len(shown["task_phrases"]) == 16 and "prompt" not in shown["parameters"]
 
 
 def test_bad_public_base_parameters_are_refused(toy) -> None:

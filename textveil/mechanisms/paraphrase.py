@@ -70,6 +70,7 @@ accounting: the style-normalisation baseline, its risk measured, not bounded.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+import dataclasses
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -79,14 +80,17 @@ from textveil.errors import InputError, InvalidParameterError
 from textveil.mechanisms.base import Mechanism, ProgressCallback, Release
 from textveil.mechanisms.document_units import join_units
 from textveil.mechanisms.prompting import (
+    PUBLIC_PROMPTS,
     context_prompt,
+    document_prompt,
+    public_opening,
     public_prompt,
-    shared_opening_length,
     template_opening,
     template_prompt,
     with_placeholder_note,
 )
 from textveil.mechanisms.redaction import no_guarantee
+from textveil.mechanisms.task_phrases import PhraseBan, ReplyTails, phrases_digest
 from textveil.mechanisms.sampling import (
     child_generator,
     make_rng,
@@ -180,10 +184,18 @@ class LanguageModelRewriter(Mechanism):
         placeholder note where it holds any; with ``previous`` (the unit before it in its section
         and the reply released for it), that exchange is shown first, as an earlier turn."""
         lm = self._lm()
-        if previous is None:
+        before = None if previous is None else (with_placeholder_note(previous[0]), previous[1])
+        if self.public_base:  # the public prompt with the unit before its instruction
+            return document_prompt(lm, self.public_prompt, with_placeholder_note(unit), before)
+        if before is None:
             return template_prompt(lm, with_placeholder_note(unit), self.prompt)
-        return context_prompt(lm, with_placeholder_note(unit), self.prompt,
-                              (with_placeholder_note(previous[0]), previous[1]))
+        return context_prompt(lm, with_placeholder_note(unit), self.prompt, before)
+
+    def _opening_length(self) -> int:
+        """How many tokens every prompt of a release starts with (read once by the engine): the
+        template's opening, or on a public base the public prompt's system turn, which both rows share."""
+        lm = self._lm()
+        return len(public_opening(lm, self.public_prompt) if self.public_base else template_opening(lm, self.prompt))
 
     def units(self, text: str) -> list[str]:
         """The units of ``text`` a release rewrites, in order, by the public rule of
@@ -240,10 +252,13 @@ class LanguageModelRewriter(Mechanism):
         # releases cached then are still read: one round, and the public-base draw's C and public
         # prompt under another score.
         unused = {"rewrites"} if int(self.rewrites) == 1 else set()
-        if not self.public_base:
-            unused |= {"clip", "public_prompt", "top_k"}
+        # On a public base the prompt is the public prompt's kind (whose words and phrase list are
+        # shown: other words, other releases); elsewhere the public-base parameters do nothing.
+        unused |= {"prompt"} if self.public_base else {"clip", "public_prompt", "top_k"}
         shown["parameters"] = {k: v for k, v in shown["parameters"].items() if k not in unused}
-        return {**shown, "engine": str(self._lm().engine.identity),
+        public = ({"public_prompt_words": dataclasses.asdict(PUBLIC_PROMPTS[self.public_prompt]),
+                   "task_phrases": phrases_digest()} if self.public_base else {})
+        return {**shown, **public, "engine": str(self._lm().engine.identity),
                 "output_vocabulary": self.output_vocabulary().digest}
 
     def _vocabulary_size(self) -> str:
@@ -357,10 +372,21 @@ class LanguageModelRewriter(Mechanism):
                 f"max_new_tokens = {self.max_new_tokens} after a prompt of up to {longest} tokens passes the language "
                 f"model's context of {lm.context_length} tokens: give a smaller max_new_tokens or max_input_tokens")
 
+        # On a public base, a token that would complete a public phrase about the task after the
+        # reply so far is not drawn (task_phrases: a rule on released output); the tails of the
+        # replies in flight are kept here, from the tokens this draw returns.
+        tails = (ReplyTails(PhraseBan.for_model(lm), candidates, (*lm.end_token_ids, *line_break_tokens(lm)),
+                            int(self.max_new_tokens)) if group == 2 else None)
+
         def choose(logits: np.ndarray, chosen_rows: np.ndarray) -> np.ndarray:
             # a pair's rows come together, in row order: one draw, its token for both rows
             units = chosen_rows[::group] // group
-            return np.repeat(candidates[self._draw(logits, candidates, [own[u] for u in units])], group)
+            rngs = [own[u] for u in units]
+            if tails is None:
+                return np.repeat(candidates[self._draw(logits, candidates, rngs)], group)
+            drawn = candidates[self._draw(logits, candidates, rngs, banned=tails.banned(units))]
+            tails.drawn(units, drawn)
+            return np.repeat(drawn, group)
 
         def successor(row: int, tokens: list[int], ended: bool) -> Any:
             follower = plan.following[row // group]
@@ -370,9 +396,7 @@ class LanguageModelRewriter(Mechanism):
             unit = (group * follower, self.prompt_ids(plan.units[follower], (plan.units[row // group], reply)))
             return unit if group == 1 else [unit, (group * follower + 1, self.public_prompt_ids(reply))]
 
-        opening = (shared_opening_length(lm, self.prompt) if group == 2
-                   else len(template_opening(lm, self.prompt)))
-        replies = decode(lm, prompts, opening, self.max_new_tokens, choose,
+        replies = decode(lm, prompts, self._opening_length(), self.max_new_tokens, choose,
                          batch_size=self.batch_size or lm.engine.default_batch_rows, progress=progress,
                          successor=successor if with_context else None, longest_prompt=longest,
                          more_end_token_ids=line_break_tokens(lm), device_logits=True, group_size=group)
@@ -385,8 +409,7 @@ class LanguageModelRewriter(Mechanism):
         context holds a reply of at most L tokens and two public instructions."""
         if not with_context:
             return max(alone, len(self.public_prompt_ids())) if self.public_base else alone
-        opening = len(template_opening(self._lm(), self.prompt))
-        longest = 2 * alone - opening + 2 * int(self.max_new_tokens) + CONTEXT_MARGIN
+        longest = 2 * alone - self._opening_length() + 2 * int(self.max_new_tokens) + CONTEXT_MARGIN
         if self.public_base:
             public = len(self.public_prompt_ids(""))
             longest = max(longest, public + 2 * int(self.max_new_tokens) + CONTEXT_MARGIN)
@@ -399,7 +422,7 @@ class LanguageModelRewriter(Mechanism):
     def public_prompt_ids(self, previous_reply: str | None = None) -> list[int]:
         """The public prompt (:func:`~textveil.mechanisms.prompting.public_prompt`, kind
         ``public_prompt``): no word of the document; with ``previous_reply``, after it."""
-        return public_prompt(self._lm(), getattr(self, "public_prompt", "post"), self.prompt, previous_reply)
+        return public_prompt(self._lm(), getattr(self, "public_prompt", "post"), previous_reply)
 
     def _draw(self, logits: np.ndarray, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
         """One token per row of the step's ``logits`` (batch, V), as a position in ``candidates``
@@ -486,10 +509,11 @@ class Paraphrase(LanguageModelRewriter):
         (:func:`~textveil.mechanisms.scores.clipped_logit_scores`)."""
         return clipped_logit_scores(logits, *self.score_range())
 
-    def _draw(self, logits: Any, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
+    def _draw(self, logits: Any, candidates: np.ndarray, rngs: list[np.random.Generator],
+              banned: list[np.ndarray] | None = None) -> np.ndarray:
         if self.public_base:  # rows in pairs: the unit's prompt's logits, then the public prompt's
             return sample_public_base_logits(logits[0::2], logits[1::2], candidates, self.epsilon, rngs, self.clip,
-                                             sensitivity=self.sensitivity, top_k=int(self.top_k))
+                                             sensitivity=self.sensitivity, top_k=int(self.top_k), banned=banned)
         # The exponential mechanism on these scores over the candidates; the floor is counted, not
         # exponentiated (the same distribution, a fifth of the time), wherever the logits are.
         low, high, relative = self.score_range()

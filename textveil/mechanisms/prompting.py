@@ -136,60 +136,92 @@ def template_prompt(language_model: Any, text: str, prompt: str = "paraphrase") 
 
 # -- the public prompts of the public-base draw --------------------------------------------------
 
+@dataclass(frozen=True)
+class PublicPrompt:
+    """The public prompt of the public-base draw for one kind of text: a writer's system prompt,
+    the instruction for a unit that opens a section, and the one for the next unit (after the reply
+    released before it)."""
+
+    system: str
+    first: str
+    following: str
+
+
 PUBLIC_PROMPTS = {
-    "post": ("Write a short personal blog post in your own words.", "Write the next paragraph of the post."),
-    "news": ("Write a paragraph of a news article in your own words.", "Write the next paragraph of the article."),
-    "review": ("Write a short review of a product, a book or a place in your own words.",
-               "Write the next paragraph of the review."),
+    "post": PublicPrompt("You write short personal blog posts.",
+                         "Write a short personal blog post in your own words.", "Write the next paragraph of the post."),
+    "news": PublicPrompt("You write news articles.",
+                         "Write a paragraph of a news article in your own words.",
+                         "Write the next paragraph of the article."),
+    "review": PublicPrompt("You write short reviews.",
+                           "Write a short review of a product, a book or a place in your own words.",
+                           "Write the next paragraph of the review."),
 }
 """The public prompts of ``paraphrase``'s public-base score (its ``public_prompt`` parameter), one per
-kind of text: what the model reads *without* the document (an instruction for a unit that opens a
-section, and one for the next unit, after the reply released before it). Fixed before any private
-text was read, and named in the Guarantee."""
+kind of text, fixed before any private text was read and named in the Guarantee. The model reads
+the same words in both rows of a unit: the public row the instruction alone, the document's row the
+unit's words first and then the same instruction (:func:`document_prompt`). The two rows differ by
+the document only, so the tilt between them carries what the document says, not a change of task:
+asked to "paraphrase" instead, the small model favours "Here is a rewritten version" over the
+public row and writes about the task."""
 
 
-def _shared_head(language_model: Any, prompt: str) -> tuple[list[int], str]:
-    """The template ``prompt``'s chat up to where the user's words start (its system turn), as
-    token ids tokenized on their own and as text: what a unit's prompt and the public prompt share."""
-    cache = language_model.__dict__.setdefault("_shared_heads", {})
-    if prompt not in cache:
-        rendered = language_model.chat_text(PROMPTS[prompt].system, INPUT_MARK)
+def _words(kind: str) -> PublicPrompt:
+    if kind not in PUBLIC_PROMPTS:
+        raise InputError(f"unknown public prompt {kind!r}; use one of: {', '.join(PUBLIC_PROMPTS)}")
+    return PUBLIC_PROMPTS[kind]
+
+
+def _public_head(language_model: Any, kind: str) -> tuple[list[int], str]:
+    """The chat of kind ``kind`` up to where the user's words start (its system turn), as token ids
+    tokenized on their own and as text: what both rows of a unit start with."""
+    _words(kind)
+    cache = language_model.__dict__.setdefault("_public_heads", {})
+    if kind not in cache:
+        rendered = language_model.chat_text(PUBLIC_PROMPTS[kind].system, INPUT_MARK)
         head = rendered.split(INPUT_MARK, 1)[0]
-        cache[prompt] = (list(language_model.encode(head)), head)
-    return cache[prompt]
+        cache[kind] = (list(language_model.encode(head)), head)
+    return cache[kind]
 
 
-def shared_opening_length(language_model: Any, prompt: str) -> int:
-    """How many tokens every unit's prompt (:func:`template_opening`) and every public prompt
-    (:func:`public_prompt`) start with: an engine reads them once for both kinds of row.
+def public_opening(language_model: Any, kind: str) -> list[int]:
+    """The tokens every prompt of the public-base draw of kind ``kind`` starts with, the document's
+    row and the public row alike (the system turn, tokenized on its own): an engine reads them once.
 
     >>> from textveil.models.toy_language_model import toy_language_model
     >>> toy = toy_language_model(["calm", "sea"])
-    >>> n = shared_opening_length(toy, "paraphrase")
-    >>> n > 0 and template_prompt(toy, "calm", "paraphrase")[:n] == public_prompt(toy, "post", "paraphrase")[:n]
+    >>> n = len(public_opening(toy, "post"))
+    >>> n > 0 and document_prompt(toy, "post", "calm")[:n] == public_prompt(toy, "post")[:n]
     True
     """
-    opening = template_opening(language_model, prompt)
-    shared = _shared_head(language_model, prompt)[0]
-    length = 0
-    while length < min(len(opening), len(shared)) and opening[length] == shared[length]:
-        length += 1
-    return length
+    return list(_public_head(language_model, kind)[0])
 
 
-def public_prompt(language_model: Any, kind: str, prompt: str, previous_reply: str | None = None) -> list[int]:
-    """The public prompt of kind ``kind`` (:data:`PUBLIC_PROMPTS`) under the template ``prompt``'s
-    system turn: it holds no word of the document. With ``previous_reply`` (the reply released for
-    the unit before, public output) that exchange comes first and the next-paragraph instruction
-    follows, as a unit's prompt shows the unit before it."""
-    if kind not in PUBLIC_PROMPTS:
-        raise InputError(f"unknown public prompt {kind!r}; use one of: {', '.join(PUBLIC_PROMPTS)}")
-    opening, head = _shared_head(language_model, prompt)
-    first, following = PUBLIC_PROMPTS[kind]
-    history = () if previous_reply is None else ((first, previous_reply),)
-    rendered = language_model.chat_text(PROMPTS[prompt].system, first if previous_reply is None else following,
-                                        history=history)
+def _public_chat(language_model: Any, kind: str, user: str, history: tuple[tuple[str, str], ...]) -> list[int]:
+    opening, head = _public_head(language_model, kind)
+    rendered = language_model.chat_text(PUBLIC_PROMPTS[kind].system, user, history=history)
     if not rendered.startswith(head):  # pragma: no cover - a chat template that writes turns otherwise
-        raise InputError("the language model's chat template does not open the public prompt as it opens a unit's; "
-                         "use another score")
+        raise InputError("the language model's chat template does not open every turn alike; use another score")
     return list(opening) + list(language_model.encode(rendered[len(head):]))
+
+
+def public_prompt(language_model: Any, kind: str, previous_reply: str | None = None) -> list[int]:
+    """The public row's prompt of kind ``kind`` (:data:`PUBLIC_PROMPTS`): it holds no word of the
+    document. With ``previous_reply`` (the reply released for the unit before, public output) that
+    exchange comes first and the next-paragraph instruction follows, as the document's row shows
+    the unit before it."""
+    words = _words(kind)
+    if previous_reply is None:
+        return _public_chat(language_model, kind, words.first, ())
+    return _public_chat(language_model, kind, words.following, ((words.first, previous_reply),))
+
+
+def document_prompt(language_model: Any, kind: str, text: str, previous: tuple[str, str] | None = None) -> list[int]:
+    """The document's row's prompt of kind ``kind``: the unit ``text``, an empty line, then the
+    public row's own instruction; with ``previous`` (the unit before it and the reply released for
+    it), that exchange first, laid out the same way."""
+    words = _words(kind)
+    if previous is None:
+        return _public_chat(language_model, kind, f"{text}\n\n{words.first}", ())
+    return _public_chat(language_model, kind, f"{text}\n\n{words.following}",
+                        ((f"{previous[0]}\n\n{words.first}", previous[1]),))

@@ -65,10 +65,12 @@ def _check(epsilon: float, clip: float, sensitivity: float | None) -> tuple[floa
 
 
 def public_base_log_weights(doc: Any, pub: Any, epsilon: float, clip: float = DEFAULT_CLIP,
-                            sensitivity: float | None = None, top_k: int = 0) -> np.ndarray:
+                            sensitivity: float | None = None, top_k: int = 0,
+                            banned: Sequence[Any] | None = None) -> np.ndarray:
     """log p_pub(v) + epsilon * clip(log p_doc(v) - log p_pub(v), -C, C) / (2 * 2C) for each
     entry of (batch, V) logits ``doc`` and ``pub`` (each row's log-softmax over its V entries), in
-    float64: the unnormalised log-probabilities of the draw.
+    float64: the unnormalised log-probabilities of the draw. ``banned[i]`` (column positions) are
+    left out of row i (-inf): a public rule on the reply so far (:mod:`~textveil.mechanisms.task_phrases`).
 
     >>> public_base_log_weights(np.array([[9.0, 0.0]]), np.array([[0.0, 9.0]]), 4.0).round(2).tolist()
     [[-8.0, -1.0]]
@@ -88,24 +90,29 @@ def public_base_log_weights(doc: Any, pub: Any, epsilon: float, clip: float = DE
         # the public model's top k (ties kept): a support chosen from the public row alone
         kth = np.partition(pub, -top_k, axis=1)[:, -top_k:].min(axis=1, keepdims=True)
         weights = np.where(pub >= kth, weights, -np.inf)
+    for row, columns in enumerate(banned or ()):
+        weights[row, np.asarray(columns, dtype=np.int64)] = -np.inf
     return weights
 
 
 def public_base_probabilities(doc: Any, pub: Any, epsilon: float, clip: float = DEFAULT_CLIP,
-                              sensitivity: float | None = None, top_k: int = 0) -> np.ndarray:
+                              sensitivity: float | None = None, top_k: int = 0,
+                              banned: Sequence[Any] | None = None) -> np.ndarray:
     """The draw's exact distribution over each row's V entries (float64, rows sum to 1): what the
     tests hold the sampler to."""
-    weights = public_base_log_weights(doc, pub, epsilon, clip, sensitivity, top_k)
+    weights = public_base_log_weights(doc, pub, epsilon, clip, sensitivity, top_k, banned)
     weights = np.exp(weights - weights.max(axis=1, keepdims=True))
     return weights / weights.sum(axis=1, keepdims=True)
 
 
 def sample_public_base_rows(doc: Any, pub: Any, candidates: np.ndarray, epsilon: float,
                             rngs: Sequence[np.random.Generator], clip: float = DEFAULT_CLIP,
-                            sensitivity: float | None = None, top_k: int = 0) -> np.ndarray:
+                            sensitivity: float | None = None, top_k: int = 0,
+                            banned: Sequence[Any] | None = None) -> np.ndarray:
     """One draw per pair of rows, row i of (batch, V) logits ``doc`` against row i of ``pub``,
     over the columns ``candidates`` (the output vocabulary: both distributions are normalised over
-    it), with one uniform from ``rngs[i]``. Returns positions in ``candidates``.
+    it), with one uniform from ``rngs[i]``, never a position in ``banned[i]``. Returns positions in
+    ``candidates``.
 
     >>> doc = np.array([[0.0, 40.0, 0.0]]); pub = np.zeros((1, 3))
     >>> sample_public_base_rows(doc, pub, np.array([0, 1]), 1e6, [np.random.default_rng(0)]).tolist()
@@ -116,13 +123,14 @@ def sample_public_base_rows(doc: Any, pub: Any, candidates: np.ndarray, epsilon:
         raise InvalidParameterError(f"one generator per row: got {len(rngs)} for {np.shape(doc)[0]} row(s)")
     doc_rows = np.asarray(doc, dtype=np.float32)[:, candidates]
     pub_rows = np.asarray(pub, dtype=np.float32)[:, candidates]
-    weights = public_base_log_weights(doc_rows, pub_rows, epsilon, clip, sensitivity, top_k)
+    weights = public_base_log_weights(doc_rows, pub_rows, epsilon, clip, sensitivity, top_k, banned)
     return inverse_cdf_rows(weights - weights.max(axis=1, keepdims=True), row_uniforms(rngs))
 
 
 def sample_public_base_rows_torch(doc: Any, pub: Any, candidates: Any, epsilon: float,
                                   rngs: Sequence[np.random.Generator], clip: float = DEFAULT_CLIP,
-                                  sensitivity: float | None = None, top_k: int = 0) -> Any:
+                                  sensitivity: float | None = None, top_k: int = 0,
+                                  banned: Sequence[Any] | None = None) -> Any:
     """:func:`sample_public_base_rows` on (batch, V) torch tensors, on their device, in float64:
     returns a long tensor of positions in ``candidates`` there.
 
@@ -149,12 +157,15 @@ def sample_public_base_rows_torch(doc: Any, pub: Any, candidates: Any, epsilon: 
     if 0 < top_k < weights.shape[1]:
         kth = torch.topk(chosen_pub, top_k, dim=1).values[:, -1:]
         weights = torch.where(chosen_pub >= kth, weights, torch.full_like(weights, -torch.inf))
+    for row, columns in enumerate(banned or ()):
+        weights[row, torch.as_tensor(np.asarray(columns, dtype=np.int64), device=weights.device)] = -torch.inf
     return torch_inverse_cdf_rows(torch.exp(weights - weights.max(dim=1, keepdim=True).values), row_uniforms(rngs))
 
 
 def sample_public_base_logits(doc: Any, pub: Any, candidates: np.ndarray, epsilon: float,
                               rngs: Sequence[np.random.Generator], clip: float = DEFAULT_CLIP,
-                              sensitivity: float | None = None, top_k: int = 0) -> np.ndarray:
+                              sensitivity: float | None = None, top_k: int = 0,
+                              banned: Sequence[Any] | None = None) -> np.ndarray:
     """The public-base draw for a step's logits wherever the engine left them: tensors on an
     accelerator drawn there (:func:`sample_public_base_rows_torch`), anything else on the host.
     Returns positions in ``candidates`` as a NumPy array (a row's token is needed on the host).
@@ -166,9 +177,9 @@ def sample_public_base_logits(doc: Any, pub: Any, candidates: np.ndarray, epsilo
     """
     if on_accelerator(doc):
         return sample_public_base_rows_torch(doc, pub, candidates_on_device(doc.device, candidates), epsilon, rngs,
-                                             clip, sensitivity, top_k).cpu().numpy()
+                                             clip, sensitivity, top_k, banned).cpu().numpy()
     return sample_public_base_rows(host_array(doc), host_array(pub), candidates, epsilon, rngs, clip, sensitivity,
-                                   top_k)
+                                   top_k, banned)
 
 
 def _checked_candidates(candidates: Any) -> np.ndarray:
@@ -183,38 +194,43 @@ def public_base_wording(mechanism: Any, drawn: int, units: int) -> tuple[str, tu
     assumes, as its Guarantee words them (``how``, ``assumptions``): it drew ``drawn`` tokens over
     ``units`` units."""
     from textveil.mechanisms.prompting import PUBLIC_PROMPTS
+    from textveil.mechanisms.task_phrases import TASK_PHRASES
 
     limit = mechanism.max_new_tokens
     draws = limit * units
     eps, clip, top_k = float(mechanism.epsilon), float(mechanism.clip), int(mechanism.top_k)
-    first, following = PUBLIC_PROMPTS[mechanism.public_prompt]
-    context = (" Each unit's prompt shows the unit before it and the reply released for it, and the public "
-               f"prompt shows that reply after '{first}' and asks '{following}': released output in both, so "
-               "this costs nothing more." if mechanism.context == "previous" else "")
+    words = PUBLIC_PROMPTS[mechanism.public_prompt]
+    context = (" Each unit's prompt shows the unit before it and the reply released for it first, and the public "
+               f"prompt shows that reply after '{words.first}' and asks '{words.following}': released output in "
+               "both, so this costs nothing more." if mechanism.context == "previous" else "")
     support = (f", among the public model's {top_k} likeliest tokens at each step (a support chosen without the "
                "document)" if top_k > 0 else "")
     how = (
         f"paraphrase on a public base: each output token v was drawn with epsilon = {eps:g} as "
         f"Pr[v] proportional to p_pub(v) * exp(epsilon * clip(log p_doc(v) - log p_pub(v), -{clip:g}, {clip:g}) / "
-        f"(4 * {clip:g})), over the output vocabulary ({mechanism._vocabulary_size()}){support}; p_doc is the "
-        "language model given the unit's prompt (with the document) and the reply so far, p_pub the same model "
-        f"given the public prompt '{first}' (no word of the document) and the same reply so far, both normalised "
-        "over the output vocabulary. This is the exponential mechanism with the public base measure p_pub and a "
-        f"score whose range has width {2 * clip:g} whatever the input (its sensitivity), so each draw is "
-        f"{eps:g}-differentially private. The input was cut into {units} unit(s) by a public rule, and each unit got "
-        f"its own reply of at most L = {limit} tokens, ended by an end token or a line break, both drawn like any "
-        f"other token ({draws} draws at most).{context} By adaptive sequential composition the release is "
-        f"({eps * draws:g})-differentially private against any other input text cut into as many units"
+        f"(4 * {clip:g})), over the output vocabulary ({mechanism._vocabulary_size()}){support}; p_pub is the "
+        f"language model given the public prompt (system '{words.system}', then '{words.first}': no word of the "
+        "document) and the reply so far, p_doc the same model given the same prompt with the unit's words put "
+        "before the instruction, and the same reply so far, both normalised over the output vocabulary. A token "
+        f"that would complete one of {len(TASK_PHRASES)} public phrases about the task ('Here is', 'rewritten', "
+        "'the text'...) after the reply so far was not drawn (a rule on released output). This is the "
+        "exponential mechanism with the public base measure p_pub and a score whose range has width "
+        f"{2 * clip:g} whatever the input (its sensitivity), so each draw is {eps:g}-differentially private. The "
+        f"input was cut into {units} unit(s) by a public rule, and each unit got its own reply of at most L = "
+        f"{limit} tokens, ended by an end token or a line break, both drawn like any other token ({draws} draws at "
+        f"most).{context} By adaptive sequential composition the release is ({eps * draws:g})-differentially "
+        "private against any other input text cut into as many units"
         + (f"; this release drew {drawn} token(s), so its own likelihood ratio is at most exp({eps * drawn:g})"
            if units else "") + "."
     )
     assumptions = (
-        f"the language model ({mechanism.model}), the prompt template ('{mechanism.prompt}') and the public prompt "
-        f"('{mechanism.public_prompt}': '{first}' / '{following}') are public",
+        f"the language model ({mechanism.model}), the public prompt ('{mechanism.public_prompt}': system "
+        f"'{words.system}', '{words.first}' / '{words.following}') and the list of phrases about the task are public",
         f"its logits were computed by {mechanism.engine_description()} (a public, fixed function of the input)",
         f"the output vocabulary, {mechanism._vocabulary_statement()}, is public and was fixed before any private "
         "text was read",
         "the model was not trained on the released texts (the score is a fixed function of the input)",
-        f"C = {clip:g}, top k = {top_k} and the public prompt were fixed before any private text was seen",
+        f"C = {clip:g}, top k = {top_k}, the public prompt and the phrase list were fixed before any private text "
+        "was seen",
     )
     return how, assumptions
