@@ -175,18 +175,25 @@ class LanguageModelRewriter(Mechanism):
 
     # -- the template ------------------------------------------------------------------
 
-    placeholder_rule = ("each placeholder is kept whole in the prompt (no cut splits one, and a public note after "
-                        "the input asks to keep it as written), and its tokens are in the output vocabulary: the "
-                        "model may copy it, each token drawn like any other (covered by epsilon)")
+    @property
+    def placeholder_rule(self) -> str:  # type: ignore[override]
+        """How the entity stage's placeholders go through, as the stage's statement words it."""
+        # On a public base no note is added: the document's row would read it between the document and the
+        # instruction, and the draw then favours talk about "a detail that was removed".
+        note = ("" if self.public_base else
+                ", and a public note after the input asks to keep it as written")
+        return (f"each placeholder is kept whole in the prompt (no cut splits one{note}), and its tokens are in the "
+                "output vocabulary: the model may copy it, each token drawn like any other (covered by epsilon)")
 
     def prompt_ids(self, unit: str, previous: tuple[str, str] | None = None) -> list[int]:
         """The template holding ``unit`` (one unit of a document, :meth:`units`), with the public
         placeholder note where it holds any; with ``previous`` (the unit before it in its section
-        and the reply released for it), that exchange is shown first, as an earlier turn."""
+        and the reply released for it), that exchange is shown first, as an earlier turn. On a
+        public base, the public prompt with the unit (no note) before its instruction."""
         lm = self._lm()
+        if self.public_base:
+            return document_prompt(lm, self.public_prompt, unit, previous)
         before = None if previous is None else (with_placeholder_note(previous[0]), previous[1])
-        if self.public_base:  # the public prompt with the unit before its instruction
-            return document_prompt(lm, self.public_prompt, with_placeholder_note(unit), before)
         if before is None:
             return template_prompt(lm, with_placeholder_note(unit), self.prompt)
         return context_prompt(lm, with_placeholder_note(unit), self.prompt, before)
