@@ -366,17 +366,19 @@ def test_the_canary_audits_the_mechanism_over_the_toys_whole_vocabulary():
 
 
 def test_every_public_prompt_opens_with_its_own_fixed_tokens(tiny_language_model):
-    from textveil.mechanisms.prompting import EXAMPLE, PROMPTS, template_opening
+    from textveil.mechanisms.prompting import EXAMPLE, template_opening
+    from textveil.mechanisms.registry import MECHANISMS
 
+    choices = MECHANISMS.entry("paraphrase").parameter("prompt").choices  # select-write's writer prompts are its own
     openings = {}
-    for prompt in PROMPTS:
+    for prompt in choices:
         mechanism = Paraphrase(30.0, language_model=tiny_language_model, prompt=prompt, max_new_tokens=3, seed=1)
         opening = template_opening(tiny_language_model, prompt)
         for text in ("The market rallied.", " 42 apples", "\nLeading newline"):
             assert mechanism.prompt_ids(text)[: len(opening)] == opening  # whatever the input
         assert f"('{prompt}')" in mechanism.sanitize("The bank said so.").guarantee.statement
         openings[prompt] = tuple(opening)
-    assert len(set(openings.values())) == len(PROMPTS)
+    assert len(set(openings.values())) == len(choices)
     assert tiny_language_model.decode(list(openings["one-shot"])).count(EXAMPLE[1].split()[0]) == 1  # the example
     with pytest.raises(InvalidParameterError, match="unknown --prompt"):
         Paraphrase(30.0, language_model=tiny_language_model, prompt="poem")

@@ -6,6 +6,8 @@ temporary folder, and released whole by a fresh process::
 
     .venv/bin/python -m textveil.cli sanitize BIG.txt -m paraphrase -e 30 --seed 1 -o OUT.txt
 
+(``--mechanism`` another one, such as ``select-write``.)
+
 The process's resident memory (with its children) is sampled every second; the report gives the
 peak (the largest sample, and the kernel's ``ru_maxrss`` of the process), the resident memory at
 each tenth of the run (bounded memory reads as a flat line once the model is loaded, not one that
@@ -16,6 +18,7 @@ the prompts takes most of the time, so the run is not much shorter).
 
     .venv/bin/python benchmarks/speed/long_document_memory.py --megabytes 5 --json out.json
     .venv/bin/python benchmarks/speed/long_document_memory.py --megabytes 5 --max-new-tokens 1 --json out.json
+    .venv/bin/python benchmarks/speed/long_document_memory.py --megabytes 5 --mechanism select-write --json out.json
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ def resident(process: psutil.Process) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--megabytes", type=float, default=5.0)
+    parser.add_argument("--mechanism", default="paraphrase", help="the mechanism (-m), e.g. select-write")
     parser.add_argument("--epsilon", type=float, default=30.0)
     parser.add_argument("--max-new-tokens", type=int, default=None, help="L (default: the mechanism's)")
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
@@ -81,7 +85,7 @@ def main() -> None:
         text = long_text(args.data / "reuters_c50" / "C50train", args.megabytes)
         source.write_text(text, encoding="utf-8")
         released = Path(folder) / "released.txt"
-        command = [sys.executable, "-m", "textveil.cli", "sanitize", str(source), "-m", "paraphrase",
+        command = [sys.executable, "-m", "textveil.cli", "sanitize", str(source), "-m", args.mechanism,
                    "-e", f"{args.epsilon:g}", "--seed", "1", "-o", str(released)]
         if args.max_new_tokens is not None:
             command += ["--set", f"max_new_tokens={args.max_new_tokens}"]

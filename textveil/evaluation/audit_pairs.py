@@ -205,9 +205,13 @@ def canary_cases(mechanism: Any) -> list[AuditCase]:
     from textveil.mechanisms.paraphrase import Paraphrase
     from textveil.mechanisms.substitution import TokenSubstitution
 
+    from textveil.mechanisms.select_write import SelectWrite
+
     if isinstance(mechanism, Paraphrase):
         canary = public_base_canary(mechanism) if mechanism.public_base else paraphrase_canary(mechanism)
         return [canary, paraphrase_units_canary(canary)]
+    if isinstance(mechanism, SelectWrite):
+        return [select_write_canary(mechanism)]
     if isinstance(mechanism, AutoEncoderMechanism):
         return [generator_canary(mechanism)]
     if not isinstance(mechanism, TokenSubstitution):
@@ -348,6 +352,59 @@ def public_base_canary(mechanism: Any) -> AuditCase:
                                f"of {CANARY_PUBLIC_SHARE:g}; the first input lifts it to nearly all the mass, the "
                                "second sinks it"),
                      canary, f"canary (toy LM, public base, L = 1), epsilon {epsilon:g}")
+
+
+CANARY_SELECTION_EPSILON = 4.0
+"""The most epsilon the selection canary is audited at: its events stay likely enough to count."""
+CANARY_SELECTION_RIVALS = 6
+"""The selection canary's other clusters, and w0's cluster mates."""
+
+
+class _PlanEcho:
+    """The selection canary's writer: each plan released as it is (the real writer is
+    post-processing of the plan, so it can only hide what the plan shows)."""
+
+    model = "none (the audit's canary releases each plan as it is)"
+    greedy = True
+    language_model = None
+
+    def sanitize_records(self, texts: Any, seeds: Any, progress: Any = None) -> list[Any]:
+        from textveil.mechanisms.base import Release
+
+        return [Release(text, None) for text in texts]  # type: ignore[arg-type]
+
+    def fingerprint(self) -> dict[str, str]:
+        return {"engine": "echo", "output_vocabulary": "plan"}
+
+
+def select_write_canary(mechanism: Any) -> AuditCase:
+    """``select-write``'s canary: the mechanism's class with its cluster share, k = 1 and epsilon
+    at most :data:`CANARY_SELECTION_EPSILON`, over a toy bank read by a toy embedder, each plan
+    released as it is.
+
+    "alpha" scores one sentence, w0, 1 and every other 0; "beta" scores w0 and its
+    :data:`CANARY_SELECTION_RIVALS` cluster mates 0 and the sentences of as many other clusters 1.
+    Both stages then move the event "the plan is w0" the same way: the cluster stage by nearly its
+    whole epsilon, the item stage by about half of its own. At epsilon 4 (2 and 2) the loss is 2.46,
+    below the claim; a draw that forgot the factor 2 reaches 4.57, past it."""
+    from textveil.mechanisms.plan_selection import SelectionBank
+
+    rivals = CANARY_SELECTION_RIVALS
+    items = ["w0", *(f"w{i}" for i in range(1, 2 * rivals + 1))]
+    # w0 reads as "alpha", its cluster mates as neither input, the other clusters' sentences as "beta"
+    vectors = np.array([[1.0, 0.0, 0.0], *([[0.0, 0.0, 1.0]] * rivals), *([[0.0, 1.0, 0.0]] * rivals)])
+    clusters = np.array([0] * (rivals + 1) + list(range(1, rivals + 1)))
+    bank = SelectionBank.from_vectors(items, vectors, clusters, lo=0.0, hi=1.0)
+
+    def embed(texts: Any) -> np.ndarray:
+        return np.array([[1.0, 0.0, 0.0] if "alpha" in text else [0.0, 1.0, 0.0] for text in texts])
+
+    params = {**mechanism.get_params(), "seed": None, "items": 1}
+    params["epsilon"] = min(float(params["epsilon"]), CANARY_SELECTION_EPSILON)
+    canary = type(mechanism)(**params, bank=bank, embed=embed, writer=_PlanEcho())
+    return AuditCase(AuditPair("canary", "alpha", "beta", "a toy bank: the first input scores one sentence 1 and "
+                               "the rest 0; the second scores it and its cluster mates 0 and the other clusters 1"),
+                     canary, f"canary (toy bank, k = 1), epsilon {params['epsilon']:g}")
 
 
 def paraphrase_units_canary(canary: AuditCase) -> AuditCase:

@@ -383,7 +383,7 @@ class LanguageModelRewriter(Mechanism):
         # reply so far is not drawn (task_phrases: a rule on released output); the tails of the
         # replies in flight are kept here, from the tokens this draw returns.
         tails = (ReplyTails(PhraseBan.for_model(lm), candidates, (*lm.end_token_ids, *line_break_tokens(lm)),
-                            int(self.max_new_tokens)) if group == 2 else None)
+                            int(self.max_new_tokens)) if self.bans_task_phrases else None)
 
         def choose(logits: np.ndarray, chosen_rows: np.ndarray) -> np.ndarray:
             # a pair's rows come together, in row order: one draw, its token for both rows
@@ -425,6 +425,12 @@ class LanguageModelRewriter(Mechanism):
     public_base = False
     """Whether each token is drawn on a public base (a pair of rows per unit: the unit's prompt and
     a public prompt without the document); ``paraphrase``'s ``score="public-base"``."""
+
+    @property
+    def bans_task_phrases(self) -> bool:
+        """Whether a token that would complete a public phrase about the task is left out of each
+        draw (:mod:`~textveil.mechanisms.task_phrases`; ``_draw`` then takes ``banned``)."""
+        return self.public_base
 
     def public_prompt_ids(self, previous_reply: str | None = None) -> list[int]:
         """The public prompt (:func:`~textveil.mechanisms.prompting.public_prompt`, kind

@@ -225,3 +225,22 @@ def document_prompt(language_model: Any, kind: str, text: str, previous: tuple[s
         return _public_chat(language_model, kind, f"{text}\n\n{words.first}", ())
     return _public_chat(language_model, kind, f"{text}\n\n{words.following}",
                         ((f"{previous[0]}\n\n{words.first}", previous[1]),))
+
+
+WRITE_INSTRUCTION = "{first} Write it about this:"
+"""What ``select-write``'s writer is asked, after the kind's own instruction: the plan follows."""
+
+
+def writer_prompt_name(kind: str) -> str:
+    """The name under :data:`PROMPTS` of the writer's prompt for kind ``kind`` (a public prompt:
+    the kind's system prompt and instruction, then the plan).
+
+    >>> writer_prompt_name("news"), PROMPTS["write-news"].system
+    ('write-news', 'You write news articles.')
+    """
+    _words(kind)
+    return f"write-{kind}"
+
+
+for _kind, _words_of_kind in PUBLIC_PROMPTS.items():
+    PROMPTS[f"write-{_kind}"] = PromptTemplate(_words_of_kind.system, WRITE_INSTRUCTION.format(first=_words_of_kind.first))

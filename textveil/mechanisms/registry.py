@@ -252,6 +252,28 @@ MECHANISMS.add(Entry(
     ),
 ))
 MECHANISMS.add(Entry(
+    "select-write", "textveil.mechanisms.select_write:SelectWrite",
+    "Select, then write (after DP-ST, EMNLP 2025): a plan of k public sentences chosen by the exponential mechanism "
+    "with one fixed epsilon per document, whatever its length; the language model writes the release from the plan "
+    "alone",
+    guarantee="dp",
+    grid=(10.0, 30.0, 100.0),
+    parameters=(
+        Parameter("epsilon", float, "privacy per document (> 0): the whole plan's, whatever the document's length",
+                  minimum=0.0, swept=True),
+        Parameter("items", int, "k, the sentences in a plan (public, fixed); each costs epsilon / k", 1, minimum=0),
+        Parameter("cluster_share", float, "the share of each sentence's epsilon spent choosing its public cluster "
+                  "(the rest chooses the sentence in it)", 0.5, minimum=0.0),
+        Parameter("public_prompt", str, "the kind of text: post, news or review (the public bank and the writer's "
+                  "prompt)", "post", choices=("post", "news", "review")),
+        Parameter("temperature", float, "the writer's sampling temperature (0: greedy); the writer reads only the "
+                  "plan, so this costs nothing", 0.7, minimum=-1.0),
+        Parameter("max_new_tokens", int, "the most tokens the writer writes (public)", 160, minimum=0),
+        *(parameter for parameter in _LANGUAGE_MODEL if parameter.name in ("model", "engine")),
+        SEED,
+    ),
+))
+MECHANISMS.add(Entry(
     "restyle", "textveil.mechanisms.paraphrase:Restyle",
     "Restyling (baseline): the same language model and prompt, plain sampling at a temperature; no formal "
     "guarantee (risk measured only)",
