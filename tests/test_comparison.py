@@ -111,9 +111,42 @@ def test_an_interrupted_comparison_resumes_without_releasing_a_finished_point_ag
 
     again = run_comparison(toy_corpora, plan, **folders)
     assert released == [] and again["resume"]["points_read_back"] == 4
-    assert "load embeddings" not in again["timings"]  # nothing to measure: nothing loaded, fitted or built
+    assert "fit attacks" not in again["timings"]  # nothing to measure: nothing released or fitted
     strip = lambda r: {k: v for k, v in r.items() if k not in ("read_back", "seconds")}  # noqa: E731
     assert [strip(r) for r in again["releases"]] == [strip(r) for r in resumed["releases"]]
+
+
+def test_a_stored_point_is_measured_again_when_the_mechanism_no_longer_makes_its_releases(
+        tmp_path, vectors, toy_corpora, monkeypatch):
+    """A point key names the entry (emp at 0.5), not the code: when a fix changes what the
+    mechanism releases under the same version (its fingerprint), the stored figures are not read
+    back; a point stored before points held a digest is kept only while the cache holds its
+    judged releases as the mechanism makes them now."""
+    import shutil
+
+    from textveil.mechanisms.earth_movers import EarthMoversPrivacy
+
+    plan = _plan(vectors, mechanisms=[ComparedMechanism("emp", [0.5])])
+    folders = {"state_folder": tmp_path / "state", "release_cache_folder": tmp_path / "releases"}
+    first = run_comparison(toy_corpora, plan, **folders)
+    assert first["resume"]["points_read_back"] == 0
+    assert run_comparison(toy_corpora, plan, **folders)["resume"]["points_read_back"] == 2
+
+    original = EarthMoversPrivacy.fingerprint
+    monkeypatch.setattr(EarthMoversPrivacy, "fingerprint", lambda self: {**original(self), "design": 2})
+    changed = run_comparison(toy_corpora, plan, **folders)
+    assert changed["resume"]["points_read_back"] == 1  # only the unmodified text
+
+    # a point stored without a digest (an older textveil): kept while its releases are cached
+    (stored,) = [path for path in (tmp_path / "state" / "points").glob("*.json")
+                 if "release_digest" in json.loads(path.read_text())]
+    point = json.loads(stored.read_text())
+    del point["release_digest"]
+    stored.write_text(json.dumps(point))
+    assert run_comparison(toy_corpora, plan, **folders)["resume"]["points_read_back"] == 2
+    stored.write_text(json.dumps(point))
+    shutil.rmtree(tmp_path / "releases")
+    assert run_comparison(toy_corpora, plan, **folders)["resume"]["points_read_back"] == 1
 
 
 def test_a_resumed_comparison_reads_the_clean_attacks_back(tmp_path, vectors, toy_corpora):

@@ -395,6 +395,15 @@ def run_comparison(
             # looked up again here, not only at the start: another process running a comparison
             # that shares this one's points may have finished it meanwhile
             done = finished.get(item.key) or store.get(item.key)
+            if done is not None and compared is not None and _rebuildable(compared, cache):
+                built = built or _built_sweep(plan, compared, corpora, cache, clock, say, *loaded())
+                if _stale(done, built, item.point):
+                    say(f"{item.point.label}: the stored point was measured on releases this code no longer makes: "
+                        "measuring it again")
+                    done = None
+                elif "release_digest" not in done:
+                    done = {**done, "release_digest": built.release_digest(item.point)}
+                    store.put(item.key, done)
             if done is not None and compared is not None and done.get("budget") is None and _budget_readable(
                     compared, cache):
                 built = built or _built_sweep(plan, compared, corpora, cache, clock, say, *loaded())
@@ -483,6 +492,25 @@ def _built_sweep(plan: ComparisonPlan, compared: ComparedMechanism, corpora: Eva
     """One mechanism's sweep, built (and fitted, if it learns)."""
     return build_sweep(plan.sweep_plan(compared), corpora, embeddings, stage, cache, clock, say,
                        build_stage=f"build {compared.label}", fit_stage=f"fit {compared.label}")
+
+
+def _rebuildable(compared: ComparedMechanism, cache: ReleaseCache) -> bool:
+    """Whether a stored point's mechanism may be built to check it (releases are kept, and
+    building it trains no network: a trained model is loaded, not trained again)."""
+    entry = MECHANISMS.entry(compared.name)
+    return cache.folder is not None and (compared.model is not None or not entry.load().trains_network)
+
+
+def _stale(point: dict[str, Any], built: Any, at: Any) -> bool:
+    """Whether a stored point was measured on releases that the mechanism no longer makes: its
+    release digest differs from the mechanism's now, or, for a point stored before digests, the
+    cache does not hold its judged releases as the mechanism makes them now (a point key names
+    the entry, not the code: a release-changing fix under the same version must not read old
+    figures back)."""
+    stored = point.get("release_digest")
+    if stored is not None:
+        return bool(stored != built.release_digest(at))
+    return not built.releases_cached(at)
 
 
 def _budget_readable(compared: ComparedMechanism, cache: ReleaseCache) -> bool:

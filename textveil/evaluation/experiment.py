@@ -374,10 +374,29 @@ class Sweep:
             budgets.append(None if released is None else released.budget)
         return combined_figures(budgets)
 
+    def release_digest(self, point: SweepPoint) -> str:
+        """A digest of what a point's releases are made by: the mechanism's fingerprint at each of
+        its seeds (its code's choices, the model, the vocabulary). A stored point whose digest
+        differs was measured on other releases (:func:`textveil.evaluation.comparison.run_comparison`
+        measures it again)."""
+        import hashlib
+        import json
+
+        shown = [self.mechanism.with_params(**self.changes_at(point, role_seeds(seed)["risk"])).fingerprint()
+                 for seed in self.seeds_at(point)]
+        return hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:24]
+
+    def releases_cached(self, point: SweepPoint) -> bool:
+        """Whether the cache holds a point's judged releases as the mechanism makes them now."""
+        return all(cached_release(self.mechanism.with_params(**self.changes_at(point, role_seeds(seed)["risk"])),
+                                  self.corpora.risk_unknown, self.cache) is not None for seed in self.seeds_at(point))
+
     def measure_point(self, point: SweepPoint) -> dict[str, Any]:
         plan = self.plan
         seeds = self.seeds_at(point)
         result: dict[str, Any] = {"label": point.label, "parameter": point.value, "seed": seeds[0], "seconds": {}}
+        if point.released:
+            result["release_digest"] = self.release_digest(point)
         if len(seeds) > 1:
             result["seeds"] = seeds
         measured = [self.measure_release(point, seed, result["seconds"]) for seed in seeds]

@@ -102,6 +102,7 @@ class PlanWriter(Restyle):
     :class:`SelectWrite`, never from the registry."""
 
     bans_task_phrases = True  # type: ignore[assignment]
+    stops_at_line_breaks = False  # a whole text, paragraphs and all, up to max_new_tokens
 
     def __init__(self, kind: str, temperature: float, max_new_tokens: int, *, model: str, engine: str,
                  language_model: Any = None, batch_size: int | None = None, device: str = "auto") -> None:
