@@ -398,8 +398,8 @@ def run_comparison(
             if done is not None and compared is not None and _rebuildable(compared, cache):
                 built = built or _built_sweep(plan, compared, corpora, cache, clock, say, *loaded())
                 if _stale(done, built, item.point):
-                    say(f"{item.point.label}: the stored point was measured on releases this code no longer makes: "
-                        "measuring it again")
+                    say(f"{compared.name} {item.point.label}: the stored point was measured on releases this code no "
+                        "longer makes: measuring it again")
                     done = None
                 elif "release_digest" not in done:
                     done = {**done, "release_digest": built.release_digest(item.point)}

@@ -382,9 +382,8 @@ class LanguageModelRewriter(Mechanism):
         # On a public base, a token that would complete a public phrase about the task after the
         # reply so far is not drawn (task_phrases: a rule on released output); the tails of the
         # replies in flight are kept here, from the tokens this draw returns.
-        ends = (*lm.end_token_ids, *(line_break_tokens(lm) if self.stops_at_line_breaks else ()))
-        tails = ReplyTails(PhraseBan.for_model(lm), candidates, ends, int(self.max_new_tokens)) \
-            if self.bans_task_phrases else None
+        tails = (ReplyTails(PhraseBan.for_model(lm), candidates, (*lm.end_token_ids, *line_break_tokens(lm)),
+                            int(self.max_new_tokens)) if self.bans_task_phrases else None)
 
         def choose(logits: np.ndarray, chosen_rows: np.ndarray) -> np.ndarray:
             # a pair's rows come together, in row order: one draw, its token for both rows
@@ -407,8 +406,7 @@ class LanguageModelRewriter(Mechanism):
         replies = decode(lm, prompts, self._opening_length(), self.max_new_tokens, choose,
                          batch_size=self.batch_size or lm.engine.default_batch_rows, progress=progress,
                          successor=successor if with_context else None, longest_prompt=longest,
-                         more_end_token_ids=line_break_tokens(lm) if self.stops_at_line_breaks else (),
-                         device_logits=True, group_size=group)
+                         more_end_token_ids=line_break_tokens(lm), device_logits=True, group_size=group)
         return replies[::group]  # a pair's rows drew the same tokens
 
     def _longest_prompt(self, alone: int, with_context: bool) -> int:
@@ -427,10 +425,6 @@ class LanguageModelRewriter(Mechanism):
     public_base = False
     """Whether each token is drawn on a public base (a pair of rows per unit: the unit's prompt and
     a public prompt without the document); ``paraphrase``'s ``score="public-base"``."""
-
-    stops_at_line_breaks = True
-    """Whether a line break ends a unit's reply (a public stop rule: one paragraph per unit); a
-    writer of whole texts (``select-write``'s) goes on to its token limit or an end token."""
 
     @property
     def bans_task_phrases(self) -> bool:

@@ -13,8 +13,10 @@ and SentDP / DeepCandidate, ACL 2022).
    document is the same for a tweet and a book.
 3. **Write**: the language model reads the plan alone, never the document, under the kind's
    public prompt (:func:`~textveil.mechanisms.prompting.writer_prompt_name`), at a temperature (0:
-   greedy) from the text's own stream, at most ``max_new_tokens`` tokens, with the public rule
-   against phrases about the task. This is post-processing: it costs nothing.
+   greedy) from the text's own stream, one paragraph of at most ``max_new_tokens`` tokens (the
+   small model's later paragraphs talk about the task: "I made changes to enhance the flow..."),
+   opened by the plan's first sentence, with the public rule against phrases about the task. This
+   is post-processing: it costs nothing.
 
 One plan for the whole document, not one per section: a plan per section would either spend per
 section (the budget would grow with the length again) or need the number of sections, which would
@@ -102,7 +104,6 @@ class PlanWriter(Restyle):
     :class:`SelectWrite`, never from the registry."""
 
     bans_task_phrases = True  # type: ignore[assignment]
-    stops_at_line_breaks = False  # a whole text, paragraphs and all, up to max_new_tokens
 
     def __init__(self, kind: str, temperature: float, max_new_tokens: int, *, model: str, engine: str,
                  language_model: Any = None, batch_size: int | None = None, device: str = "auto") -> None:
