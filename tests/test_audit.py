@@ -35,7 +35,8 @@ from textveil.evaluation.audit_pairs import (
 )
 from textveil.evaluation.audit_report import write_audit_report
 from textveil.mechanisms.earth_movers import EarthMoversPrivacy
-from textveil.mechanisms.paraphrase import Paraphrase, Restyle
+from textveil.mechanisms.paraphrase import Paraphrase
+from textveil.mechanisms.restyle import Restyle
 from textveil.mechanisms.pivot import Pivot
 from textveil.mechanisms.random_replacement import RandomReplacement
 from textveil.mechanisms.redaction import Redaction

@@ -21,7 +21,8 @@ pytest.importorskip("gguf", reason="writing the tiny GGUF model needs the gguf p
 
 from conftest import HANG_GUARD_S, join_guarded  # noqa: E402
 from textveil.errors import InputError, InvalidParameterError  # noqa: E402
-from textveil.mechanisms.paraphrase import Paraphrase, Restyle  # noqa: E402
+from textveil.mechanisms.paraphrase import Paraphrase  # noqa: E402
+from textveil.mechanisms.restyle import Restyle  # noqa: E402
 from textveil.models.engines.batching import DecodeJob, DecodeQueue, Engine  # noqa: E402
 from textveil.models.engines.choice import resolve_engine  # noqa: E402
 from textveil.models.engines.native import candidate_weights, cmake_args, llama_cpp_unavailable  # noqa: E402

@@ -25,7 +25,8 @@ from hypothesis.extra.numpy import arrays
 from scipy import stats
 
 from textveil.errors import InvalidParameterError
-from textveil.mechanisms.paraphrase import Paraphrase, Restyle
+from textveil.mechanisms.paraphrase import Paraphrase
+from textveil.mechanisms.restyle import Restyle
 from textveil.mechanisms.sampling import exponential_mechanism_log_probabilities
 from textveil.mechanisms.scores import clipped_logit_scores, score_range
 

@@ -164,7 +164,8 @@ def main() -> None:
     args = parser.parse_args()
     count = 32 if args.quick else args.texts
 
-    from textveil.mechanisms.paraphrase import Paraphrase, Restyle
+    from textveil.mechanisms.paraphrase import Paraphrase
+    from textveil.mechanisms.restyle import Restyle
 
     texts, source = bench_texts(count, args.corpus)
     # One unit of up to 256 tokens per post, read without the unit before it: the prompts generate is

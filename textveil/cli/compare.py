@@ -115,11 +115,10 @@ def compare(
         DEFAULT_COMPARE_ATTACKS,
         DEFAULT_COMPARE_UTILITY,
         ComparisonPlan,
-        load_state_seed,
         run_comparison,
-        save_state_seed,
         validate_comparison,
     )
+    from textveil.evaluation.comparison_state import load_state_seed, save_state_seed
     from textveil.evaluation.comparison_report import write_comparison_report
     from textveil.evaluation.trainings import parse_trainings
 

@@ -45,8 +45,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from textveil.atomic_files import atomic_write_text
-from textveil.errors import InputError, InvalidParameterError
+from textveil.errors import InvalidParameterError
 from textveil.evaluation.attack_cache import AttackCache
 from textveil.evaluation.code_words import releases_code_words
 from textveil.evaluation.experiment import Sweep, SweepPoint, build_sweep, describe_corpus, release_points
@@ -57,6 +56,7 @@ from textveil.evaluation.experiment_plan import (
     not_applicable,
     validate,
 )
+from textveil.evaluation.comparison_state import PointStore, budget_readable, rebuildable, stale
 from textveil.evaluation.release_cache import ReleaseCache
 from textveil.evaluation.sweep_clock import SweepClock
 from textveil.evaluation.trainings import TRAININGS
@@ -274,28 +274,6 @@ def point_key(plan: ComparisonPlan, corpora: EvaluationCorpora, compared: Compar
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:24]
 
 
-class _PointStore:
-    """Finished points, one JSON file each; none without a folder or a seed (an unseeded
-    comparison is meant to be drawn afresh)."""
-
-    def __init__(self, folder: Path | None, seeded: bool) -> None:
-        self.folder = folder if seeded else None
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        if self.folder is None:
-            return None
-        path = self.folder / f"{key}.json"
-        try:
-            point = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return point
-
-    def put(self, key: str, point: dict[str, Any]) -> None:
-        if self.folder is not None:
-            atomic_write_text(self.folder / f"{key}.json", json.dumps(point, ensure_ascii=False))
-
-
 @dataclass
 class _Planned:
     """One point of the comparison before it is measured: its mechanism, value and key."""
@@ -331,7 +309,7 @@ def run_comparison(
     clock = SweepClock(progress, text_progress)
     started = time.perf_counter()
     seeded = plan.seed is not None
-    store = _PointStore(state_folder / "points" if state_folder else None, seeded)
+    store = PointStore(state_folder / "points" if state_folder else None, seeded)
     cache = ReleaseCache(release_cache_folder if seeded else None)
     attack_cache = AttackCache(state_folder / "attacks") if (state_folder and seeded) else None
 
@@ -395,16 +373,16 @@ def run_comparison(
             # looked up again here, not only at the start: another process running a comparison
             # that shares this one's points may have finished it meanwhile
             done = finished.get(item.key) or store.get(item.key)
-            if done is not None and compared is not None and _rebuildable(compared, cache):
+            if done is not None and compared is not None and rebuildable(compared, cache):
                 built = built or _built_sweep(plan, compared, corpora, cache, clock, say, *loaded())
-                if _stale(done, built, item.point):
+                if stale(done, built, item.point):
                     say(f"{compared.name} {item.point.label}: the stored point was measured on releases this code no "
                         "longer makes: measuring it again")
                     done = None
                 elif "release_digest" not in done:
                     done = {**done, "release_digest": built.release_digest(item.point)}
                     store.put(item.key, done)
-            if done is not None and compared is not None and done.get("budget") is None and _budget_readable(
+            if done is not None and compared is not None and done.get("budget") is None and budget_readable(
                     compared, cache):
                 built = built or _built_sweep(plan, compared, corpora, cache, clock, say, *loaded())
                 budget = built.cached_budget(item.point)
@@ -494,35 +472,6 @@ def _built_sweep(plan: ComparisonPlan, compared: ComparedMechanism, corpora: Eva
                        build_stage=f"build {compared.label}", fit_stage=f"fit {compared.label}")
 
 
-def _rebuildable(compared: ComparedMechanism, cache: ReleaseCache) -> bool:
-    """Whether a stored point's mechanism may be built to check it (releases are kept, and
-    building it trains no network: a trained model is loaded, not trained again)."""
-    entry = MECHANISMS.entry(compared.name)
-    return cache.folder is not None and (compared.model is not None or not entry.load().trains_network)
-
-
-def _stale(point: dict[str, Any], built: Any, at: Any) -> bool:
-    """Whether a stored point was measured on releases that the mechanism no longer makes: its
-    release digest differs from the mechanism's now, or, for a point stored before digests, the
-    cache does not hold its judged releases as the mechanism makes them now (a point key names
-    the entry, not the code: a release-changing fix under the same version must not read old
-    figures back)."""
-    stored = point.get("release_digest")
-    if stored is not None:
-        return bool(stored != built.release_digest(at))
-    return not built.releases_cached(at)
-
-
-def _budget_readable(compared: ComparedMechanism, cache: ReleaseCache) -> bool:
-    """Whether a point stored without its budget figures may have them read back from the release
-    cache: the releases are kept, the mechanism's kind of guarantee states an epsilon (the others'
-    figures need no release, :func:`figures_of_kind`), and building it trains no network (a trained
-    model is loaded, not trained again)."""
-    entry = MECHANISMS.entry(compared.name)
-    return (cache.folder is not None and figures_of_kind(entry.guarantee) is None
-            and (compared.model is not None or not entry.load().trains_network))
-
-
 def _with_shared(sweep: Sweep, base: Sweep, compared: ComparedMechanism, attack_cache: AttackCache | None) -> Sweep:
     """A mechanism's built sweep given the shared clean-trained attacks and the utility tasks
     that apply to it."""
@@ -604,21 +553,3 @@ def _assemble(plan: ComparisonPlan, corpora: EvaluationCorpora, planned: list[_P
         "unmodified": unmodified,
         "releases": releases,
     }
-
-
-def load_state_seed(out: Path) -> int | None:
-    """The seed an earlier comparison into ``out`` drew, so that running it again without
-    ``--seed`` resumes it; None when there is none."""
-    path = out / "comparison-state.json"
-    if not path.is_file():
-        return None
-    try:
-        return int(json.loads(path.read_text(encoding="utf-8"))["seed"])
-    except (OSError, ValueError, KeyError, TypeError):
-        raise InputError(f"'{path}' is damaged; delete it to start the comparison afresh") from None
-
-
-def save_state_seed(out: Path, seed: int) -> None:
-    """Record the comparison's seed in ``out`` (see :func:`load_state_seed`)."""
-    atomic_write_text(out / "comparison-state.json", json.dumps({"seed": seed}) + "\n")
-

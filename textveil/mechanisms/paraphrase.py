@@ -89,16 +89,26 @@ from textveil.mechanisms.prompting import (
     template_prompt,
     with_placeholder_note,
 )
-from textveil.mechanisms.redaction import no_guarantee
 from textveil.mechanisms.task_phrases import PhraseBan, ReplyTails, phrases_digest
 from textveil.mechanisms.sampling import (
     child_generator,
     make_rng,
     sample_clipped_exponential_logits,
-    sample_exponential_mechanism_logits,
 )
-from textveil.mechanisms.public_base import DEFAULT_CLIP, public_base_wording, sample_public_base_logits
-from textveil.mechanisms.scores import DEFAULT_CLIP_HIGH, DEFAULT_WIDTH, PUBLIC_BASE, clipped_logit_scores, score_range
+from textveil.mechanisms.public_base import (
+    DEFAULT_CLIP,
+    PUBLIC_BASE_PLACEHOLDER_RULE,
+    public_base_wording,
+    sample_public_base_logits,
+)
+from textveil.mechanisms.scores import (
+    DEFAULT_CLIP_HIGH,
+    DEFAULT_WIDTH,
+    PUBLIC_BASE,
+    clipped_logit_scores,
+    score_range,
+)
+from textveil.mechanisms.score_wording import score_wording
 from textveil.mechanisms.unit_plan import (
     CONTEXT_MARGIN,
     SECTION_UNITS,
@@ -175,15 +185,9 @@ class LanguageModelRewriter(Mechanism):
 
     # -- the template ------------------------------------------------------------------
 
-    @property
-    def placeholder_rule(self) -> str:  # type: ignore[override]
-        """How the entity stage's placeholders go through, as the stage's statement words it."""
-        # On a public base no note is added: the document's row would read it between the document and the
-        # instruction, and the draw then favours talk about "a detail that was removed".
-        note = ("" if self.public_base else
-                ", and a public note after the input asks to keep it as written")
-        return (f"each placeholder is kept whole in the prompt (no cut splits one{note}), and its tokens are in the "
-                "output vocabulary: the model may copy it, each token drawn like any other (covered by epsilon)")
+    placeholder_rule = ("each placeholder is kept whole in the prompt (no cut splits one, and a public note after "
+                        "the input asks to keep it as written), and its tokens are in the output vocabulary: the "
+                        "model may copy it, each token drawn like any other (covered by epsilon)")
 
     def prompt_ids(self, unit: str, previous: tuple[str, str] | None = None) -> list[int]:
         """The template holding ``unit`` (one unit of a document, :meth:`units`), with the public
@@ -497,6 +501,10 @@ class Paraphrase(LanguageModelRewriter):
                                engine=engine, vocabulary=vocabulary, prompt=prompt, unit=unit,
                                max_units=max_units, context=context, rewrites=rewrites, seed=seed)
         self._init_model(language_model, batch_size, device)
+        if self.public_base:
+            # No note is added on a public base: the document's row would read it between the document
+            # and the instruction, and the draw then favours talk about "a detail that was removed".
+            self.placeholder_rule = PUBLIC_BASE_PLACEHOLDER_RULE
 
     @property
     def public_base(self) -> bool:  # type: ignore[override]
@@ -550,7 +558,7 @@ class Paraphrase(LanguageModelRewriter):
         limit = self.max_new_tokens
         draws = limit * units  # the most tokens this release could draw
         how, assumptions = (public_base_wording(self, drawn, units) if self.public_base
-                            else self._score_wording(drawn, units))
+                            else score_wording(self, drawn, units))
         unprotected = ("nothing copied from the input: every output token, the end token included, was drawn by "
                        "the mechanism", *self._template_rules())
         return Guarantee(mechanism=self.name, epsilon=float(self.epsilon), kind="dp", unit="token",
@@ -559,75 +567,3 @@ class Paraphrase(LanguageModelRewriter):
                          unprotected_in_general=unprotected, assumptions=assumptions, how=how,
                          post_processing=self._rounds_note(), tokens_per_unit=limit, units_rewritten=units,
                          units_left_out=left_out)
-
-    def _score_wording(self, drawn: int, units: int) -> tuple[str, tuple[str, ...]]:
-        """How a release by the relative or the clipped score was made, and what that assumes, as
-        its Guarantee words them."""
-        limit = self.max_new_tokens
-        draws = limit * units  # the most tokens this release could draw
-        eps = float(self.epsilon)
-        if self.score == "relative":
-            rating = f"clip(logit - the step's largest logit, -{self.width:g}, 0)"
-        else:
-            rating = f"clip(logit, {self.clip_high - self.width:g}, {self.clip_high:g})"
-        assumptions = (
-            f"the language model ({self.model}) and the prompt template ('{self.prompt}') are public",
-            f"its logits were computed by {self.engine_description()} (a public, fixed function of the input)",
-            f"the output vocabulary, {self._vocabulary_statement()}, is public and was fixed before any private "
-            "text was read",
-            "the model was not trained on the released texts (the score is a fixed function of the input)",
-            f"w = {self.width:g}" + ("" if self.score == "relative" else f" and b2 = {self.clip_high:g}")
-            + (" was" if self.score == "relative" else " were") + " fixed before any private text was seen",
-        )
-        context = (" Each unit's prompt shows the unit before it in its section (of at most "
-                   f"{SECTION_UNITS} units) and the reply released for it as an earlier exchange: every token's "
-                   "score still lies in an interval of width w whatever the input, so this costs nothing more."
-                   if self.context == "previous" else "")
-        how = (
-            f"paraphrase: each output token v was drawn by the exponential mechanism with epsilon = {eps:g}, "
-            f"Pr[v] proportional to exp(epsilon * u(v) / (2 w)) with w = {self.width:g}, over the output vocabulary "
-            f"({self._vocabulary_size()}), scored by u(v) = {rating}: the score lies in an interval of width "
-            f"{self.width:g} whatever the input, so its sensitivity is {self.width:g} and each draw is "
-            f"{eps:g}-differentially private. The input was cut into {units} unit(s) by a public rule, and each unit "
-            f"got its own reply of at most L = {limit} tokens, ended by an end token or a line break, both drawn "
-            f"like any other token ({draws} draws at most).{context} By adaptive sequential composition the "
-            f"release is ({eps * draws:g})-differentially private against any other input text cut into as many "
-            "units"
-            + (f"; this release drew {drawn} token(s), so its own likelihood ratio is at most exp({eps * drawn:g})"
-               if units else "") + "."
-        )
-        return how, assumptions
-
-
-class Restyle(LanguageModelRewriter):
-    """The ``restyle`` mechanism: the same model and template, plain sampling at a temperature;
-    no formal guarantee (the style-normalisation baseline)."""
-
-    name = "restyle"
-
-    def __init__(self, *, temperature: float = 0.7, max_new_tokens: int = 96, max_input_tokens: int = 64,
-                 model: str = "smollm2-135m-instruct", engine: str = "auto", vocabulary: str = "all",
-                 prompt: str = "paraphrase", unit: str = "paragraph", max_units: int = 0, context: str = "previous",
-                 rewrites: int = 1, seed: int | None = None, language_model: Any = None,
-                 batch_size: int | None = None, device: str = "auto") -> None:
-        self._check_parameters(temperature=temperature, max_new_tokens=max_new_tokens,
-                               max_input_tokens=max_input_tokens, model=model, engine=engine, vocabulary=vocabulary,
-                               prompt=prompt, unit=unit, max_units=max_units, context=context, rewrites=rewrites,
-                               seed=seed)
-        self._init_model(language_model, batch_size, device)
-
-    def _draw(self, logits: Any, candidates: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
-        # Pr[v] proportional to exp(logit_v / T): the exponential mechanism's form with
-        # epsilon / 2 = 1 / T on the raw logits, which are unbounded (no privacy is claimed).
-        return sample_exponential_mechanism_logits(logits, candidates, 2.0 / self.temperature, rngs)
-
-    def _guarantee(self, drawn: int, units: int, left_out: int = 0) -> Guarantee:
-        return no_guarantee(
-            self.name,
-            f"The text was cut into {units} unit(s) by a public rule and each rewritten by the language model "
-            f"{self.model} ({self.engine_description()}), sampled at temperature {self.temperature:g} (at most "
-            f"{self.max_new_tokens} tokens a unit).",
-            ("anything the model copies from the input: names, places, numbers, rare words and phrasing",
-             "the input's content and much of its structure", *self._template_rules()),
-            drawn, post_processing=self._rounds_note(), tokens_per_unit=self.max_new_tokens, units_rewritten=units,
-            units_left_out=left_out)

@@ -4,7 +4,7 @@ reads only the release.
 ``emp``, ``syntf`` and ``random`` release words in the input's order but not sentences a reader
 enjoys. :class:`PolishedMechanism` wraps any mechanism: each text is released by it first, then
 the release (and nothing else) is rewritten by ``restyle``'s machinery
-(:class:`~textveil.mechanisms.paraphrase.Restyle`) under the public ``polish`` prompt
+(:class:`~textveil.mechanisms.restyle.Restyle`) under the public ``polish`` prompt
 (:data:`~textveil.mechanisms.prompting.PROMPTS`), greedily or by plain sampling at a temperature.
 
 What it costs: nothing. The polish is a function of the release and of randomness independent of
@@ -40,7 +40,7 @@ import numpy as np
 
 from textveil.errors import InvalidParameterError
 from textveil.mechanisms.base import CorpusRelease, ProgressCallback, Release
-from textveil.mechanisms.paraphrase import Restyle
+from textveil.mechanisms.restyle import Restyle
 from textveil.mechanisms.prompting import PROMPTS
 from textveil.mechanisms.registry import MECHANISMS
 from textveil.models.device import is_torch_tensor

@@ -54,6 +54,13 @@ DEFAULT_CLIP = 1.0
 C = 1 a token the document favours weighs at most e^(epsilon / 2) against the public model."""
 
 
+PUBLIC_BASE_PLACEHOLDER_RULE = ("each placeholder is kept whole in the prompt (no cut splits one), and its tokens "
+                                "are in the output vocabulary: the model may copy it, each token drawn like any other "
+                                "(covered by epsilon)")
+"""The entity stage's placeholders on a public base: no note after the input (the document's row
+would read it just before the instruction, and the draw favoured talk about the removed details)."""
+
+
 def _check(epsilon: float, clip: float, sensitivity: float | None) -> tuple[float, float]:
     """(C, the draw's scale epsilon / (2 * sensitivity)), checked; the sensitivity is 2C unless a
     caller states another (the tests' broken draws)."""

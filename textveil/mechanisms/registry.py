@@ -274,7 +274,7 @@ MECHANISMS.add(Entry(
     ),
 ))
 MECHANISMS.add(Entry(
-    "restyle", "textveil.mechanisms.paraphrase:Restyle",
+    "restyle", "textveil.mechanisms.restyle:Restyle",
     "Restyling (baseline): the same language model and prompt, plain sampling at a temperature; no formal "
     "guarantee (risk measured only)",
     guarantee="none",

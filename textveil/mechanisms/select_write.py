@@ -43,7 +43,7 @@ import numpy as np
 
 from textveil.errors import InvalidParameterError
 from textveil.mechanisms.base import Mechanism, ProgressCallback, Release
-from textveil.mechanisms.paraphrase import Restyle
+from textveil.mechanisms.restyle import Restyle
 from textveil.mechanisms.plan_selection import SelectionBank, select_plan
 from textveil.mechanisms.prompting import PUBLIC_PROMPTS, writer_prompt_name
 from textveil.mechanisms.sampling import child_generator, host_array, inverse_cdf_rows, make_rng, row_uniforms
@@ -183,12 +183,15 @@ class SelectWrite(Mechanism):
         return getattr(self.writer, "language_model", None)
 
     def with_params(self, **changes: Any) -> SelectWrite:
-        """A copy with some parameters changed; the bank, the embedder and the loaded model are kept."""
+        """A copy with some parameters changed; the bank, the embedder, the loaded model and where it
+        runs are kept."""
         spec = self.spec()
         for name in changes:
             spec.parameter(name)
         return type(self)(**{**self.get_params(), **changes}, bank=self.bank, embed=self.embed,
-                          language_model=getattr(self.writer, "language_model", None), writer=self._own_writer)
+                          language_model=self.language_model, writer=self._own_writer,
+                          batch_size=getattr(self.writer, "batch_size", None),
+                          device=getattr(self.writer, "device", "auto"))
 
     # -- the budget ------------------------------------------------------------------------
 

