@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats
 
+from tests.chi_square import pooled_chi_square_pvalue
 from textveil.errors import InvalidParameterError
 from textveil.mechanisms.plan_selection import (
     SelectionBank,
@@ -29,18 +29,6 @@ def _draws(count: int, k: int, eps_cluster: float, eps_item: float, seed: int, *
             for s in parent.integers(0, 2**63, size=count)]
 
 
-def _pvalue(first_items: np.ndarray, expected: np.ndarray) -> float:
-    observed = np.bincount(first_items, minlength=expected.size)
-    assert observed[expected == 0].sum() == 0
-    observed, expected = observed[expected > 0], expected[expected > 0]
-    keep = expected * first_items.size >= 5
-    observed_kept = np.append(observed[keep], observed[~keep].sum())
-    wanted = np.append(expected[keep], expected[~keep].sum()) * first_items.size
-    if not (~keep).any():
-        observed_kept, wanted = observed_kept[:-1], wanted[:-1]
-    return stats.chisquare(observed_kept, wanted).pvalue
-
-
 def test_the_probabilities_are_two_exponential_mechanisms_written_out() -> None:
     u = np.clip((BANK.vectors @ (DOCUMENT / np.linalg.norm(DOCUMENT)) + 0.5) / 1.3, 0, 1)
     eps_c, eps_i = 3.0, 5.0
@@ -56,7 +44,7 @@ def test_the_probabilities_are_two_exponential_mechanisms_written_out() -> None:
 def test_the_draws_follow_the_exact_probabilities(eps_cluster: float, eps_item: float) -> None:
     plans = _draws(20_000, 1, eps_cluster, eps_item, seed=1)
     first = np.array([plan[0] for plan in plans])
-    assert _pvalue(first, item_probabilities(DOCUMENT, BANK, eps_cluster, eps_item)) > ALPHA
+    assert pooled_chi_square_pvalue(first, item_probabilities(DOCUMENT, BANK, eps_cluster, eps_item)) > ALPHA
 
 
 def test_the_second_item_follows_its_probabilities_given_the_first() -> None:
@@ -65,13 +53,13 @@ def test_the_second_item_follows_its_probabilities_given_the_first() -> None:
     second = np.array([plan[1] for plan in plans if plan[0] == given])
     expected = item_probabilities(DOCUMENT, BANK, 4.0, 4.0, taken=[given])
     assert expected[given] == 0 and given not in set(second.tolist())
-    assert _pvalue(second, expected) > ALPHA
+    assert pooled_chi_square_pvalue(second, expected) > ALPHA
 
 
 def test_the_goodness_of_fit_has_power_against_a_missing_factor_two() -> None:
     plans = _draws(20_000, 1, 6.0, 6.0, seed=1, sensitivity=0.5)
     first = np.array([plan[0] for plan in plans])
-    assert _pvalue(first, item_probabilities(DOCUMENT, BANK, 6.0, 6.0)) < ALPHA
+    assert pooled_chi_square_pvalue(first, item_probabilities(DOCUMENT, BANK, 6.0, 6.0)) < ALPHA
 
 
 def test_no_two_documents_change_a_plans_probability_by_more_than_its_epsilon() -> None:

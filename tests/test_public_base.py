@@ -9,8 +9,8 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
 
+from tests.chi_square import pooled_chi_square_pvalue
 from textveil.errors import InvalidParameterError
 from textveil.evaluation.audit import case_claim, run_audit
 from textveil.evaluation.audit_pairs import canary_cases
@@ -46,20 +46,6 @@ def _expected(epsilon: float, **options) -> np.ndarray:
     return public_base_probabilities(DOC[:, CANDIDATES], PUB[:, CANDIDATES], epsilon, **options)[0]
 
 
-def _pvalue(draws: np.ndarray, expected: np.ndarray) -> float:
-    """Chi-square of ``draws`` against ``expected``: a token of probability 0 must never be drawn,
-    and the cells expected fewer than 5 times are pooled into one."""
-    observed = np.bincount(draws, minlength=expected.size)
-    assert observed[expected == 0].sum() == 0
-    observed, expected = observed[expected > 0], expected[expected > 0]
-    keep = expected * draws.size >= 5
-    observed = np.append(observed[keep], observed[~keep].sum())
-    wanted = np.append(expected[keep], expected[~keep].sum()) * draws.size
-    if not (~keep).any():
-        observed, wanted = observed[:-1], wanted[:-1]
-    return stats.chisquare(observed, wanted).pvalue
-
-
 def test_the_probabilities_are_the_public_model_tilted_by_the_clipped_difference() -> None:
     """Pr[v] proportional to p_pub(v) exp(epsilon clip(log p_doc - log p_pub, -C, C) / 4C),
     written out by hand over the candidates."""
@@ -74,13 +60,13 @@ def test_the_probabilities_are_the_public_model_tilted_by_the_clipped_difference
 def test_the_draws_follow_the_exact_probabilities(epsilon: float, clip: float) -> None:
     draws = _draws(SAMPLES, epsilon, seed=11, clip=clip)
     assert draws.max() < CANDIDATES.size  # positions in the candidates: the control token is never drawn
-    assert _pvalue(draws, _expected(epsilon, clip=clip)) > ALPHA
+    assert pooled_chi_square_pvalue(draws, _expected(epsilon, clip=clip)) > ALPHA
 
 
 def test_the_goodness_of_fit_has_power_against_a_missing_factor_two() -> None:
     """Power: the same draws with sensitivity C instead of 2C (the factor 2 forgotten) fail the test."""
     draws = _draws(SAMPLES, 8.0, seed=11, clip=1.0, sensitivity=1.0)
-    assert _pvalue(draws, _expected(8.0, clip=1.0)) < ALPHA
+    assert pooled_chi_square_pvalue(draws, _expected(8.0, clip=1.0)) < ALPHA
 
 
 def test_the_goodness_of_fit_has_power_against_a_draw_without_the_public_base() -> None:
@@ -89,7 +75,7 @@ def test_the_goodness_of_fit_has_power_against_a_draw_without_the_public_base() 
     rngs = [make_rng(int(s)) for s in parent.integers(0, 2**63, size=SAMPLES)]
     flat = np.zeros((SAMPLES, DOC.shape[1]), dtype=np.float32)  # a uniform "public" model
     draws = sample_public_base_rows(np.repeat(DOC, SAMPLES, axis=0), flat, CANDIDATES, 8.0, rngs)
-    assert _pvalue(draws, _expected(8.0)) < ALPHA
+    assert pooled_chi_square_pvalue(draws, _expected(8.0)) < ALPHA
 
 
 def test_every_likelihood_ratio_is_within_epsilon_for_any_two_documents() -> None:
@@ -117,8 +103,8 @@ def test_banned_tokens_are_never_drawn_and_the_others_keep_their_proportions() -
     np.testing.assert_allclose(expected[kept], full[kept] / full[kept].sum(), rtol=1e-12)
     draws = _draws(SAMPLES, 8.0, seed=5, banned=banned * SAMPLES)
     assert not np.isin(draws, banned[0]).any()
-    assert _pvalue(draws, expected) > ALPHA
-    assert _pvalue(draws, full) < ALPHA  # power: the unbanned distribution is told apart
+    assert pooled_chi_square_pvalue(draws, expected) > ALPHA
+    assert pooled_chi_square_pvalue(draws, full) < ALPHA  # power: the unbanned distribution is told apart
     rng = np.random.default_rng(6)
     for _ in range(100):
         pub, first, second = rng.normal(0, 5, size=(1, 40)), rng.normal(0, 20, size=(1, 40)), rng.normal(0, 20, size=(1, 40))
@@ -150,7 +136,7 @@ def test_top_k_draws_among_the_public_models_likeliest_tokens_only() -> None:
     assert set(np.flatnonzero(expected)) == set(top)
     draws = _draws(SAMPLES, 8.0, seed=3, top_k=4)
     assert set(np.unique(draws)) <= set(top)
-    assert _pvalue(draws, expected) > ALPHA
+    assert pooled_chi_square_pvalue(draws, expected) > ALPHA
 
 
 def test_bad_parameters_are_refused_in_one_line() -> None:

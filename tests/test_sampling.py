@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from tests.chi_square import pooled_chi_square_pvalue
 from textveil.embeddings.word_embeddings import WordEmbeddings
 from textveil.errors import InvalidParameterError
 from textveil.mechanisms.earth_movers import EarthMoversPrivacy
@@ -469,19 +470,7 @@ def test_clipped_draws_follow_the_exponential_mechanism_probabilities(low, high,
     expected = _clipped_probabilities(4.0, low, high, relative)
     draws = _clipped_draws(SAMPLES, 4.0, low, high, relative, seed=7)
     assert draws.max() < CLIPPED_CANDIDATES.size  # positions in the candidates: the excluded token is never drawn
-    assert _pooled_chi_square_pvalue(draws, expected) > ALPHA
-
-
-def _pooled_chi_square_pvalue(draws: np.ndarray, expected: np.ndarray) -> float:
-    """Chi-square of ``draws`` against probabilities ``expected``, the cells expected fewer than 5
-    times pooled into one (the test's approximation needs populated cells)."""
-    observed = np.bincount(draws, minlength=expected.size)
-    keep = expected * draws.size >= 5
-    pooled_observed = np.append(observed[keep], observed[~keep].sum())
-    pooled_expected = np.append(expected[keep], expected[~keep].sum()) * draws.size
-    if not (~keep).any():
-        pooled_observed, pooled_expected = pooled_observed[:-1], pooled_expected[:-1]
-    return stats.chisquare(pooled_observed, pooled_expected).pvalue
+    assert pooled_chi_square_pvalue(draws, expected) > ALPHA
 
 
 def test_clipped_draw_goodness_of_fit_rejects_a_wrong_sensitivity() -> None:
@@ -545,7 +534,7 @@ def test_torch_clipped_draws_follow_the_exponential_mechanism_probabilities(low,
     expected = _clipped_probabilities(4.0, low, high, relative)
     draws = _torch_clipped_draws(SAMPLES, 4.0, low, high, relative, seed=11)
     assert draws.max() < CLIPPED_CANDIDATES.size
-    assert _pooled_chi_square_pvalue(draws, expected) > ALPHA
+    assert pooled_chi_square_pvalue(draws, expected) > ALPHA
 
 
 def test_torch_clipped_draw_goodness_of_fit_rejects_a_wrong_sensitivity() -> None:
