@@ -4,6 +4,7 @@ release, a frontier; resumable after an interruption without releasing anything 
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -121,7 +122,7 @@ def test_a_stored_point_is_measured_again_when_the_mechanism_no_longer_makes_its
     """A point key names the entry (emp at 0.5), not the code: when a fix changes what the
     mechanism releases under the same version (its fingerprint), the stored figures are not read
     back; a point stored before points held a digest is kept only while the cache holds its
-    judged releases as the mechanism makes them now."""
+    judged releases as the mechanism makes them now, written before the point."""
     import shutil
 
     from textveil.mechanisms.earth_movers import EarthMoversPrivacy
@@ -146,6 +147,12 @@ def test_a_stored_point_is_measured_again_when_the_mechanism_no_longer_makes_its
     assert run_comparison(toy_corpora, plan, **folders)["resume"]["points_read_back"] == 2
     stored.write_text(json.dumps(point))
     shutil.rmtree(tmp_path / "releases")
+    assert run_comparison(toy_corpora, plan, **folders)["resume"]["points_read_back"] == 1
+    # the cache holds the releases, written after the point (a later run released them and
+    # stopped before measuring): the point's figures are of earlier releases, measured again
+    stored.write_text(json.dumps(point))
+    for release in (tmp_path / "releases").glob("*.json"):
+        os.utime(release, (stored.stat().st_mtime + 60, stored.stat().st_mtime + 60))
     assert run_comparison(toy_corpora, plan, **folders)["resume"]["points_read_back"] == 1
 
 

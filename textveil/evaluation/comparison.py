@@ -375,7 +375,7 @@ def run_comparison(
             done = finished.get(item.key) or store.get(item.key)
             if done is not None and compared is not None and rebuildable(compared, cache):
                 built = built or _built_sweep(plan, compared, corpora, cache, clock, say, *loaded())
-                if stale(done, built, item.point):
+                if stale(done, built, item.point, store.stored_at(item.key)):
                     say(f"{compared.name} {item.point.label}: the stored point was measured on releases this code no "
                         "longer makes: measuring it again")
                     done = None

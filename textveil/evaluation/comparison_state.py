@@ -40,6 +40,13 @@ class PointStore:
             return None
         return point
 
+    def stored_at(self, key: str) -> float | None:
+        """When the point for ``key`` was stored (seconds since the epoch), None without one."""
+        try:
+            return (self.folder / f"{key}.json").stat().st_mtime if self.folder is not None else None
+        except OSError:
+            return None
+
     def put(self, key: str, point: dict[str, Any]) -> None:
         if self.folder is not None:
             atomic_write_text(self.folder / f"{key}.json", json.dumps(point, ensure_ascii=False))
@@ -52,16 +59,18 @@ def rebuildable(compared: Any, cache: ReleaseCache) -> bool:
     return cache.folder is not None and (compared.model is not None or not entry.load().trains_network)
 
 
-def stale(point: dict[str, Any], built: Any, at: Any) -> bool:
+def stale(point: dict[str, Any], built: Any, at: Any, stored_at: float | None) -> bool:
     """Whether a stored point was measured on releases that the mechanism no longer makes: its
-    release digest differs from the mechanism's now, or, for a point stored before digests, the
-    cache does not hold its judged releases as the mechanism makes them now (a point key names
-    the entry, not the code: a release-changing fix under the same version must not read old
-    figures back)."""
+    release digest differs from the mechanism's now, or, for a point stored (at ``stored_at``)
+    before digests, the cache does not hold its judged releases as the mechanism makes them now,
+    or holds them written after the point (a later run released them and stopped before measuring:
+    the point's figures are of the releases before). A point key names the entry, not the code: a
+    release-changing fix under the same version must not read old figures back."""
     stored = point.get("release_digest")
     if stored is not None:
         return bool(stored != built.release_digest(at))
-    return not built.releases_cached(at)
+    written = built.releases_written(at)
+    return written is None or stored_at is None or written > stored_at
 
 
 def budget_readable(compared: Any, cache: ReleaseCache) -> bool:

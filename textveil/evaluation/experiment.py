@@ -67,7 +67,7 @@ from textveil.evaluation.experiment_plan import (
     validate,
 )
 from textveil.evaluation.release_cache import ReleaseCache
-from textveil.evaluation.releasing import cached_release, release_corpus, with_changed_fraction
+from textveil.evaluation.releasing import cached_release, cached_release_written, release_corpus, with_changed_fraction
 from textveil.evaluation.sweep_clock import SweepClock
 from textveil.evaluation.sweep_seeds import point_seed, point_seeds, role_seeds
 from textveil.evaluation.trainings import (
@@ -386,10 +386,12 @@ class Sweep:
                  for seed in self.seeds_at(point)]
         return hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:24]
 
-    def releases_cached(self, point: SweepPoint) -> bool:
-        """Whether the cache holds a point's judged releases as the mechanism makes them now."""
-        return all(cached_release(self.mechanism.with_params(**self.changes_at(point, role_seeds(seed)["risk"])),
-                                  self.corpora.risk_unknown, self.cache) is not None for seed in self.seeds_at(point))
+    def releases_written(self, point: SweepPoint) -> float | None:
+        """When the last of a point's judged releases, as the mechanism makes them now, was
+        written to the cache; None where the cache lacks one."""
+        times = [cached_release_written(self.mechanism.with_params(**self.changes_at(point, role_seeds(seed)["risk"])),
+                                        self.corpora.risk_unknown, self.cache) for seed in self.seeds_at(point)]
+        return None if any(t is None for t in times) else max(t for t in times if t is not None)
 
     def measure_point(self, point: SweepPoint) -> dict[str, Any]:
         plan = self.plan

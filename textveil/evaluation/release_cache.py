@@ -44,6 +44,15 @@ class ReleaseCache:
         path = self.folder / f"{key}.json" if (self.folder is not None and key is not None) else None
         return _read(path, expected) if path is not None and path.is_file() else None
 
+    def written_at(self, key: str | None) -> float | None:
+        """When the entry for ``key`` was written (seconds since the epoch), None without one:
+        a comparison point stored before it cannot have been measured on it."""
+        path = self.folder / f"{key}.json" if (self.folder is not None and key is not None) else None
+        try:
+            return path.stat().st_mtime if path is not None else None
+        except OSError:
+            return None
+
     def get_or_release(self, key: str | None, release: Callable[[], CorpusRelease], expected: int) -> CorpusRelease:
         """The cached release for ``key``, or ``release()`` (then stored when ``key`` is given).
         An aligned release must hold ``expected`` texts, else it is released again."""

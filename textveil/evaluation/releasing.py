@@ -77,6 +77,13 @@ def cached_release(mechanism: Mechanism, corpus: LabelledCorpus, cache: ReleaseC
     return cache.cached(_key(mechanism, corpus), len(corpus))
 
 
+def cached_release_written(mechanism: Mechanism, corpus: LabelledCorpus, cache: ReleaseCache) -> float | None:
+    """When ``cache`` stored ``corpus`` released by ``mechanism`` (None where it holds no readable
+    release of it): what a point stored without a release digest is dated against."""
+    key = _key(mechanism, corpus)
+    return cache.written_at(key) if cache.cached(key, len(corpus)) is not None else None
+
+
 def _key(mechanism: Mechanism, corpus: LabelledCorpus) -> str | None:
     """The cache key of ``corpus`` released by ``mechanism``; None unseeded (never cached)."""
     seed = getattr(mechanism, "seed", None)
