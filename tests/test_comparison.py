@@ -264,3 +264,49 @@ def test_each_release_is_told_text_by_text_and_whole_when_read_back(tmp_path, ve
             counts = [(done, total) for s, done, total in told if s == stage]
             assert counts[0][0] == 0 and counts[-1][0] == counts[-1][1] > 0  # from none to all
             assert [done for done, _ in counts] == sorted(done for done, _ in counts)
+
+
+def test_every_risk_has_its_interval_and_each_release_its_paired_test_against_the_reference(
+        tmp_path, vectors, toy_corpora):
+    from scipy import stats
+
+    from textveil.evaluation.comparison_report import write_comparison_report
+
+    plan = _plan(vectors, mechanisms=[ComparedMechanism("emp", [0.5, 3.0])], reference="emp:3")
+    results = run_comparison(toy_corpora, plan, state_folder=tmp_path / "state",
+                             release_cache_folder=tmp_path / "releases")
+    low, high = (results["releases"][0]["risk"]["interval"][key] for key in ("low", "high"))
+    releases = {r["setting"]: r for r in results["releases"]}
+    assert results["reference"] == releases["epsilon 3"]["id"] and "paired" not in releases["epsilon 3"]
+    paired = releases["epsilon 0.5"]["paired"]
+    # the test reads each release's risk line, text by text
+    ours = releases["epsilon 0.5"]["point"]["attacks" if releases["epsilon 0.5"]["risk"]["training"] == "clean"
+                                            else "attacks_release"][releases["epsilon 0.5"]["risk"]["attack"]]
+    assert len(ours["hits"]) == ours["n_unknown"] and ours["hits"].count("1") == round(ours["top1"] * ours["n_unknown"])
+    discordant = paired["only_first"] + paired["only_second"]
+    assert paired["p_value"] == (1.0 if discordant == 0 else
+                                 pytest.approx(stats.binomtest(paired["only_first"], discordant).pvalue))
+    assert low <= results["releases"][0]["risk"]["top1"] <= high
+    report = write_comparison_report(results, tmp_path / "out")["report.md"].read_text()
+    assert "risk against " in report and "the reference" in report and "McNemar" in report
+    with pytest.raises(InvalidParameterError, match="names no release"):
+        run_comparison(toy_corpora, _plan(vectors, mechanisms=[ComparedMechanism("emp", [0.5])], reference="syntf:3"))
+
+
+def test_a_point_stored_without_each_texts_outcome_is_measured_again_from_the_cached_releases(
+        tmp_path, vectors, toy_corpora):
+    """Paired tests need each text's outcome; a point stored before it was kept is measured again
+    where its releases are all cached, and nothing is released again."""
+    plan = _plan(vectors, mechanisms=[ComparedMechanism("emp", [0.5])])
+    folders = {"state_folder": tmp_path / "state", "release_cache_folder": tmp_path / "releases"}
+    first = run_comparison(toy_corpora, plan, **folders)
+    (stored,) = [path for path in (tmp_path / "state" / "points").glob("*.json")
+                 if "release_digest" in json.loads(path.read_text())]
+    point = json.loads(stored.read_text())
+    for key in ("attacks", "attacks_release"):
+        for result in point[key].values():
+            del result["hits"]
+    stored.write_text(json.dumps(point))
+    again = run_comparison(toy_corpora, plan, **folders)
+    assert again["resume"]["points_read_back"] == 1 and again["release_cache"]["misses"] == 0
+    assert again["releases"][0]["point"]["attacks"] == first["releases"][0]["point"]["attacks"]

@@ -189,3 +189,14 @@ def test_the_evaluation_report_shows_the_budget_and_reads_results_without_it(tmp
                        "metric": "Euclidean distance between word vectors"}
     markdown = write_report(committed, tmp_path / "new")["report.md"].read_text()
     assert f"{point['parameter']:g} per word, Euclidean distance between word vectors" in markdown
+
+
+def test_a_merge_with_replace_takes_the_later_pieces_figures_in_the_earlier_place():
+    merge = _load_benchmark("merge_comparisons").merge
+    base = {"plan": {"mechanisms": []}, "measured_seconds": {"total": 0, "by_stage": {}, "by_mechanism": {}},
+            "releases": [{"id": "a", "mechanism": "emp", "risk": {"top1": 0.1}},
+                         {"id": "b", "mechanism": "emp", "risk": {"top1": 0.2}}]}
+    later = copy.deepcopy(base)
+    later["releases"] = [{"id": "a", "mechanism": "emp", "risk": {"top1": 0.3}}]
+    assert [r["risk"]["top1"] for r in merge([copy.deepcopy(base), later])["releases"]] == [0.1, 0.2]
+    assert [r["risk"]["top1"] for r in merge([copy.deepcopy(base), later], replace=True)["releases"]] == [0.3, 0.2]

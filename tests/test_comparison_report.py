@@ -57,7 +57,7 @@ def comparison_results() -> dict:
                        "utility": _utility(1.0, 1.0), "attacks": {}},
         "releases": [
             _release("emp", 10.0, {"attack": "char3-svm", "training": "release", "top1": 0.15}, 0.18, 3.5),
-            _release("emp", 15.0, {"attack": "char3-svm", "training": "release", "top1": 0.35}, 0.42, 2.1),
+            _release("emp", 15.0, {"attack": "char3-svm", "training": "release", "top1": 0.35}, 0.42, 1.9),
             # a corpus-level release: semantic similarity does not apply (its value must not read 0)
             _release("synth", None, {"attack": "length", "training": "clean", "top1": 0.03}, None, 1.6,
                      {"semantic-similarity": SYNTH_REASON}),
@@ -93,7 +93,7 @@ def test_report_lists_every_mechanism_and_release_with_n_a_not_zero(written):
     # before the budget was kept read "not recorded" in its two columns
     unknown = "not recorded | not recorded"
     assert f"| emp | epsilon 10 | 15.0% (char3-svm (release-trained)) | {unknown} | 0.180 | 3.500 |" in markdown
-    assert f"| emp | epsilon 15 | 35.0% (char3-svm (release-trained)) | {unknown} | 0.420 | 2.100 |" in markdown
+    assert f"| emp | epsilon 15 | 35.0% (char3-svm (release-trained)) | {unknown} | 0.420 | 1.900 |" in markdown
     assert f"| synth | default | 3.0% (length (clean-trained)) | {unknown} | n/a [1] | 1.600 |" in markdown
     assert f"[1] {SYNTH_REASON}" in markdown
     synth_row = next(line for line in markdown.splitlines() if line.startswith("| synth | default"))
@@ -110,14 +110,16 @@ def test_report_holds_the_frontier_tables(written):
     assert "### Frontier: semantic-similarity" in markdown and "### Frontier: fluency" in markdown
     # similarity: synth is left out; nothing is under 5%; emp 10 under 20%; emp 15 under 50%
     assert "Off this axis (the measure does not apply, and no number is made up for it): synth (risk 3.0%)." in markdown
-    assert "| 5% | none: every release it measures is riskier | – | – | – |" in markdown
-    assert "| 20% | emp | epsilon 10 | 0.180 | 15.0% |" in markdown
-    assert "| 50% | emp | epsilon 15 | 0.420 | 35.0% |" in markdown
+    assert "| 5% | none: every release it measures that reads is riskier | – | – | – | – | – |" in markdown
+    # emp at 10 is safe enough at 20% but does not read (fluency ratio 3.5): named as such, not chosen
+    assert ("| 20% | none: every release it measures that reads is riskier | – | – | – | – | emp at epsilon 10 is "
+            "more useful but does not read (fluency ratio 3.5 > 2) |") in markdown
+    assert "| 50% | emp | epsilon 15 | 0.420 | 35.0% (char3-svm (release-trained)) | – | – |" in markdown
     # fluency (lower is better): synth is both the safest and the most fluent, so it alone is the frontier
     fluency = markdown.split("### Frontier: fluency")[1]
     assert "lower is better" in fluency
     assert "| synth | default | 3.0% | 1.600 |" in fluency
-    assert fluency.count("| synth | default | 1.600 | 3.0% |") == 3
+    assert fluency.count("| synth | default | 1.600 | 3.0% (length (clean-trained)) | – | – |") == 3
     similarity = markdown.split("### Frontier: semantic-similarity")[1].split("###")[0]
     assert "| emp | epsilon 10 | 15.0% | 0.180 |\n| emp | epsilon 15 | 35.0% | 0.420 |" in similarity
     assert "![" in markdown and "(frontier.png)" in markdown
@@ -131,16 +133,29 @@ def test_html_is_self_contained(written):
 
 
 def test_results_json_round_trips(written):
+    """What is written is the results with their intervals and frontier, and reads back the same."""
+    from textveil.evaluation.frontier import frontier_of
+    from textveil.evaluation.release_intervals import with_intervals
+
     results, out, _ = written
-    assert json.loads((out / "results.json").read_text()) == results
+    shown = with_intervals(results)
+    written_back = json.loads((out / "results.json").read_text())
+    assert written_back == {**shown, "frontier": frontier_of(shown)}
+    # written again from what it wrote: the same file (idempotent)
+    write_comparison_report(written_back, out / "again")
+    assert json.loads((out / "again" / "results.json").read_text()) == written_back
 
 
 def test_a_missing_frontier_is_computed_and_results_are_left_alone(tmp_path):
+    from textveil.evaluation.frontier import with_off_axis
+    from textveil.evaluation.release_intervals import with_intervals
+
     results = comparison_results()
     before = copy.deepcopy(results)
     write_comparison_report(results, tmp_path)
     assert results == before
-    assert json.loads((tmp_path / "results.json").read_text()) == {**before, "frontier": frontiers(before)}
+    assert json.loads((tmp_path / "results.json").read_text())["frontier"] == with_off_axis(
+        frontiers(with_intervals(before)), before["releases"])
 
 
 def test_no_length_floor_and_no_resume_read_as_such(tmp_path):

@@ -403,3 +403,22 @@ def test_a_single_corpus_is_cut_in_place_to_its_first_authors_and_texts(tmp_path
     assert apart.risk_unknown.texts == ["new 0 of u2", "new 1 of u2", "new 0 of u1", "new 1 of u1"]
     with pytest.raises(InvalidParameterError, match="--texts-per-label must be at least 1"):
         load_evaluation_corpora(path, label_field="user", texts_per_label=0)
+
+
+def test_attack_prints_each_accuracy_with_its_interval(capsys, monkeypatch, tmp_path):
+    from textveil.evaluation.intervals import rate_interval
+
+    rng = np.random.default_rng(5)
+    corpus = _word_style_corpus(rng, 4, 6)
+    known = write_author_folders(tmp_path / "k", {label: [t for t, l in zip(corpus.texts, corpus.labels) if l == label]
+                                                  for label in corpus.label_set})
+    code, out, _ = run_cli(["attack", "--known", str(known), "--unknown", str(known), "--attack", "word1-svm",
+                            "--top-k", "2", "--format", "json"], capsys, monkeypatch)
+    assert code == 0
+    found = json.loads(out)
+    named = round(found["top1"] * found["n_unknown"])
+    assert found["hits"].count("1") == named and len(found["hits"]) == found["n_unknown"]
+    assert found["topk_intervals"][0] == rate_interval(named, found["n_unknown"]).to_dict()
+    code, out, _ = run_cli(["attack", "--known", str(known), "--unknown", str(known), "--attack", "word1-svm",
+                            "--top-k", "2"], capsys, monkeypatch)
+    assert code == 0 and "95% interval" in out

@@ -85,8 +85,8 @@ def test_frontiers_per_measure_leave_out_releases_a_measure_does_not_apply_to():
     assert found["sim"] == {
         "higher_is_better": True, "metric": "cosine", "pareto": ["emp 10", "emp 20"],
         "best_under": [{"max_risk": 0.05, "release": None, "utility": None, "risk": None},
-                       {"max_risk": 0.2, "release": "emp 10", "utility": 0.6, "risk": 0.1},
-                       {"max_risk": 0.5, "release": "emp 20", "utility": 0.8, "risk": 0.3}],
+                       {"max_risk": 0.2, "release": "emp 10", "utility": 0.6, "risk": 0.1, "cannot_be_told_apart": []},
+                       {"max_risk": 0.5, "release": "emp 20", "utility": 0.8, "risk": 0.3, "cannot_be_told_apart": []}],
     }
     assert found["ppl"]["higher_is_better"] is False
     assert found["ppl"]["pareto"] == ["synth", "emp 10", "emp 20"]
@@ -134,3 +134,25 @@ def test_pareto_property(points, higher, thresholds):
 @pytest.mark.parametrize("higher", [True, False])
 def test_pareto_set_of_one_point_is_that_point(higher):
     assert pareto_set([(0.4, 0.4)], higher) == [0]
+
+
+def test_the_most_useful_release_is_one_that_reads_and_its_ties_are_named():
+    """A release whose fluency ratio is over the bound is only named as such, never chosen; one
+    whose utility interval overlaps the chosen one's is named beside it (cannot be told apart)."""
+    def release(name, risk, sim, low, high, fluency):
+        return {"id": name, "risk": {"top1": risk},
+                "utility": {"sim": {"value": sim, "interval": {"low": low, "high": high, "method": "bootstrap"}},
+                            "fluency": {"value": fluency}}}
+
+    results = {"plan": {"thresholds": [0.05, 0.2]},
+               "utility_measures": {"sim": {"metric": "cosine", "higher_is_better": True},
+                                    "fluency": {"metric": "ratio", "higher_is_better": False}},
+               "releases": [release("salad", 0.03, 0.30, 0.28, 0.32, 14.4),
+                            release("reads", 0.04, 0.20, 0.18, 0.22, 1.1),
+                            release("close", 0.045, 0.19, 0.17, 0.21, 1.5),
+                            release("far", 0.01, 0.10, 0.08, 0.12, 1.0),
+                            release("risky", 0.15, 0.25, 0.23, 0.27, 1.0)]}
+    at_5, at_20 = frontiers(results)["sim"]["best_under"]
+    assert at_5["release"] == "reads" and at_5["more_useful_unreadable"] == "salad"
+    assert at_5["cannot_be_told_apart"] == ["close"]  # "far" is told apart; "risky" is over 5%
+    assert at_20["release"] == "risky" and at_20["cannot_be_told_apart"] == []

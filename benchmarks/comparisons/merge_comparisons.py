@@ -58,8 +58,11 @@ def plan_mechanism(planned: list[dict[str, Any]], mechanism: dict[str, Any]) -> 
     planned.append(json.loads(json.dumps(mechanism)))
 
 
-def merge(pieces: list[dict[str, Any]]) -> dict[str, Any]:
-    """One comparison holding every piece's releases (the first piece's unmodified point)."""
+def merge(pieces: list[dict[str, Any]], replace: bool = False) -> dict[str, Any]:
+    """One comparison holding every piece's releases (the first piece's unmodified point). A
+    setting measured twice keeps the first piece's figures, or with ``replace`` the last piece's
+    (a setting measured again: a mechanism changed, or its per-text outcomes kept since), in the
+    first one's place in the table."""
     merged = json.loads(json.dumps(pieces[0]))
     first_plan, merged["plan"]["mechanisms"] = merged["plan"]["mechanisms"], []
     for mechanism in first_plan:  # an earlier merge may have listed one mechanism once per piece
@@ -69,7 +72,11 @@ def merge(pieces: list[dict[str, Any]]) -> dict[str, Any]:
         added = set()
         for release in piece["releases"]:
             if release["id"] in seen:
-                continue  # the same setting measured twice: the first piece's stands
+                if replace:
+                    where = next(i for i, r in enumerate(merged["releases"]) if r["id"] == release["id"])
+                    merged["releases"][where] = release
+                    added.add(release["mechanism"])
+                continue  # the same setting measured twice: the first piece's stands, unless replaced
             seen.add(release["id"])
             added.add(release["mechanism"])
             merged["releases"].append(release)
@@ -93,6 +100,8 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("pieces", type=Path, nargs="+")
     parser.add_argument("--title", default="textveil comparison")
+    parser.add_argument("--replace", action="store_true",
+                        help="a setting in a later piece replaces the same setting of an earlier one")
     args = parser.parse_args()
     pieces = []
     for path in args.pieces:
@@ -104,7 +113,7 @@ def main() -> None:
         found = differences(pieces[0], piece)
         if found:
             sys.exit(f"{path} is not the same comparison as {args.pieces[0]}: {'; '.join(found)}")
-    written = write_comparison_report(merge(pieces), args.out, args.title)
+    written = write_comparison_report(merge(pieces, args.replace), args.out, args.title)
     print("\n".join(str(path) for path in written.values()))
 
 

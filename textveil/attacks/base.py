@@ -42,6 +42,9 @@ class AttackResult:
     chance: list[float]  # chance[i] = (i+1) / number of candidates
     n_unknown: int
     n_candidates: int
+    hits: str = ""
+    """Per unknown text (or author, judged per author), in order: ``1`` where the attack's first
+    guess is right. Two releases of the same texts are compared on these (McNemar's test)."""
 
     @property
     def top1(self) -> float:
@@ -59,6 +62,17 @@ def topk_accuracy(scores: np.ndarray, classes: Sequence[str], truth: Sequence[st
     >>> topk_accuracy(np.array([[0.9, 0.1], [0.8, 0.2]]), ["a", "b"], ["a", "b"], 2)
     [0.5, 1.0]
     """
+    positions = true_positions(scores, classes, truth)
+    return [float(np.mean(positions < j)) for j in range(1, k + 1)]
+
+
+def true_positions(scores: np.ndarray, classes: Sequence[str], truth: Sequence[str]) -> np.ndarray:
+    """Per row, the rank (0 = first guess) of its true label among the scores; infinity for a
+    label that is not a candidate.
+
+    >>> true_positions(np.array([[0.9, 0.1], [0.8, 0.2]]), ["a", "b"], ["a", "b"]).tolist()
+    [0.0, 1.0]
+    """
     if len(truth) == 0:
         raise InvalidParameterError("no unknown texts to attack")
     column = {label: i for i, label in enumerate(classes)}
@@ -67,7 +81,7 @@ def topk_accuracy(scores: np.ndarray, classes: Sequence[str], truth: Sequence[st
     for row, label in enumerate(truth):
         if label in column:
             positions[row] = int(np.nonzero(ranking[row] == column[label])[0][0])
-    return [float(np.mean(positions < j)) for j in range(1, k + 1)]
+    return positions
 
 
 def evaluate_attack(
@@ -96,12 +110,14 @@ def evaluate_attack(
     else:
         scores = attack.scores(list(unknown_texts))
         truth = list(unknown_labels)
+    positions = true_positions(scores, attack.classes_, truth)
     return AttackResult(
         attack=attack.name,
-        topk=topk_accuracy(scores, attack.classes_, truth, k),
+        topk=[float(np.mean(positions < j)) for j in range(1, k + 1)],
         chance=[min(1.0, (j + 1) / candidates) for j in range(k)],
         n_unknown=len(truth),
         n_candidates=candidates,
+        hits="".join("1" if position == 0 else "0" for position in positions),
     )
 
 

@@ -130,17 +130,23 @@ def attack(
             top_k=top_k, collapse_per_label=collapse_per_label,
         )
     training = "clean" if known_release is None else "release"
+    from textveil.evaluation.intervals import rate_interval
+
+    intervals = [rate_interval(round(accuracy * result.n_unknown), result.n_unknown) for accuracy in result.topk]
     if fmt is OutputFormat.json:
         print(json.dumps({**result.to_dict(), "training": training,
+                          "topk_intervals": [found.to_dict() for found in intervals],
                           **({"known_release": known_release} if known_release else {})}))
         return
     trained = "" if known_release is None else f" trained on known texts released by {release_known_with}"
     view = Table(title=f"{attack_name}{trained}: {result.n_unknown:,} unknown, {result.n_candidates} candidate authors")
     view.add_column("k", justify="right")
     view.add_column("top-k accuracy", justify="right")
+    view.add_column("95% interval", justify="right")
     view.add_column("chance", justify="right")
-    for k, (accuracy, chance) in enumerate(zip(result.topk, result.chance), start=1):
-        view.add_row(str(k), f"{accuracy:.3f}", f"{chance:.3f}")
+    for k, (accuracy, chance, found) in enumerate(zip(result.topk, result.chance, intervals), start=1):
+        view.add_row(str(k), f"{accuracy:.3f}", f"[{found.low:.3f}, {found.high:.3f}] ({found.method})",
+                     f"{chance:.3f}")
     Console().print(view)
 
 
@@ -200,11 +206,21 @@ def evaluate(
     unmodified: bool = typer.Option(
         True, "--unmodified/--no-unmodified", help="Also measure the unmodified text (the reference row); "
         "--no-unmodified when another run of the same corpora already has."),
+    estimate: bool = typer.Option(
+        True, "--estimate/--no-estimate", help="Before the sweep, time a pilot of each value (a few texts released "
+        "with a seed of their own, never kept) and say the expected time of each and of the whole run; results.json "
+        "keeps it ('estimate') beside the time taken. The releases are the same either way."),
+    minutes: Optional[float] = typer.Option(
+        None, help="Fit the sweep in about this many minutes: from the estimate, run on the most authors (the first "
+        "ones, as --first-labels takes them) that fit, and say the 95% interval of the risk that buys; an error where "
+        "not even 2 authors fit."),
     entity_stage: object = None,
 ) -> None:
     """Sweep a mechanism over a parameter grid; attack and measure each release; write a report."""
     from textveil.embeddings.default_model import cache_root
     from textveil.evaluation import ExperimentPlan, load_evaluation_corpora, run_experiment, validate, write_report
+    from textveil.evaluation.experiment_plan import EvaluationCorpora
+    from textveil.evaluation.time_estimate import estimate_experiment, experiment_measured
     from textveil.evaluation.trainings import parse_trainings
     from textveil.evaluation.utility_tasks import default_utility_tasks
     from textveil.mechanisms.registry import MECHANISMS
@@ -230,25 +246,37 @@ def evaluate(
         attacker_model=None if attacker_model is None else str(attacker_model),
         entities=entity_stage, same_key=same_key, include_unmodified=unmodified,
     )
-    corpora = load_evaluation_corpora(
-        risk_corpus, risk_unknown=risk_unknown, utility_corpus=utility_corpus, text_field=text_field,
-        label_field=label_field, utility_label_field=utility_label_field, known_per_label=known_per_label,
-        unknown_per_label=unknown_per_label, encoding=encoding, utility_encoding=utility_encoding,
-        seed=0 if seed is None else seed, attribute_field=attribute_field,
-        labels_limit=first_labels, texts_per_label=texts_per_label,
-        split=split, topic_field=topic_field, topics=topics,
-    )
+
+    def load(labels_limit: Optional[int]) -> EvaluationCorpora:
+        """The corpora, cut to the first ``labels_limit`` authors (``--first-labels``; ``--minutes`` too)."""
+        return load_evaluation_corpora(
+            risk_corpus, risk_unknown=risk_unknown, utility_corpus=utility_corpus, text_field=text_field,
+            label_field=label_field, utility_label_field=utility_label_field, known_per_label=known_per_label,
+            unknown_per_label=unknown_per_label, encoding=encoding, utility_encoding=utility_encoding,
+            seed=0 if seed is None else seed, attribute_field=attribute_field,
+            labels_limit=labels_limit, texts_per_label=texts_per_label,
+            split=split, topic_field=topic_field, topics=topics,
+        )
+
+    corpora = load(first_labels)
     validate(plan, corpora)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out '{out}' is a file; give a folder for the report")
     with progress_bar() as progress:
         task = progress.add_task("evaluating", total=len(values) + 2)
+        say = lambda message: progress.console.print(f"[dim]{message}[/dim]")  # noqa: E731
+        estimated = None
+        if estimate or minutes is not None:
+            corpora, estimated = estimate_experiment(
+                corpora, plan, cache_folder=None if no_cache else cache_root() / "releases", log=say,
+                minutes=minutes, restrict=load)
         results = run_experiment(
-            corpora, plan, cache_folder=None if no_cache else cache_root() / "releases",
-            log=lambda message: progress.console.print(f"[dim]{message}[/dim]"),
+            corpora, plan, cache_folder=None if no_cache else cache_root() / "releases", log=say,
             progress=lambda stage, done, total: progress.update(task, completed=done, total=total, description=stage),
             text_progress=texts_progress(progress),
         )
+        if estimated is not None:
+            results["estimate"] = experiment_measured(estimated, results)
     written = write_report(results, out, title=f"textveil evaluation: {mechanism} on {corpora.risk_known.name}")
     stderr.print(f"report written to {written['report.html']} (and {', '.join(sorted(p.name for p in written.values() if p.suffix != '.html'))})")
 

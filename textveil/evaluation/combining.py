@@ -29,7 +29,9 @@ def combine_attack_results(results: list[dict[str, Any]]) -> dict[str, Any]:
         return results[0]
     topk = np.mean([r["topk"] for r in results], axis=0).tolist()
     spread = _spread([r["top1"] for r in results])
-    return {**results[0], "topk": topk, "top1": topk[0], "top1_sd": spread["sd"], "top1_values": spread["values"]}
+    # one hit vector per release: none of them stands for the average (no paired test on it)
+    first = {key: value for key, value in results[0].items() if key != "hits"}
+    return {**first, "topk": topk, "top1": topk[0], "top1_sd": spread["sd"], "top1_values": spread["values"]}
 
 
 def combine_utility_results(results: list[dict[str, Any]]) -> dict[str, Any]:

@@ -56,9 +56,23 @@ from textveil.evaluation.experiment_plan import (
     not_applicable,
     validate,
 )
-from textveil.evaluation.comparison_state import PointStore, budget_readable, rebuildable, stale
+from textveil.evaluation.comparison_state import PointStore, budget_readable, lacks_outcomes, rebuildable, stale
 from textveil.evaluation.release_cache import ReleaseCache
 from textveil.evaluation.sweep_clock import SweepClock
+from textveil.evaluation.time_estimate import (
+    Counts,
+    Pilot,
+    PointPlan,
+    PointTarget,
+    RunEstimate,
+    SharedPlan,
+    attack_cache_holds,
+    authors_within,
+    duration,
+    estimate_run,
+    plan_point,
+    run_pilot,
+)
 from textveil.evaluation.trainings import TRAININGS
 from textveil.evaluation.utility_tasks import UTILITY_TASKS
 from textveil.machine import describe_machine
@@ -204,6 +218,10 @@ class ComparisonPlan:
     """The entity stage before every mechanism compared (one stage for all)."""
     same_key: bool = True
     """A keyed mechanism (pivot) is attacked too by attacks trained on known texts under the release's key."""
+    reference: str | None = None
+    """``LABEL:SETTING`` (``emp:10``): the release every other is tested against in pairs
+    (McNemar); None: emp at 10 when the comparison holds it
+    (:func:`textveil.evaluation.release_intervals.reference_release`)."""
 
     def sweep_plan(self, compared: ComparedMechanism) -> ExperimentPlan:
         """The sweep of one mechanism, with the comparison's shared settings."""
@@ -227,6 +245,12 @@ def validate_comparison(plan: ComparisonPlan, corpora: EvaluationCorpora) -> Non
                                     "its values, e.g. emp:10,15,20")
     for compared in plan.mechanisms:
         validate(plan.sweep_plan(compared), corpora)
+    if plan.reference is not None:
+        label, _, setting = plan.reference.rpartition(":")
+        if label not in labels or not setting:
+            raise InvalidParameterError(f"--reference {plan.reference!r} names no release of the comparison; give "
+                                        f"LABEL:SETTING with a compared mechanism, e.g. {labels[0]}:"
+                                        f"{_shown(plan.mechanisms[0].grid[0]) if plan.mechanisms[0].grid else 'VALUE'}")
     for threshold in plan.thresholds:
         if not 0.0 < threshold <= 1.0:
             raise InvalidParameterError(f"risk threshold {threshold!r} is not in (0, 1]; give shares such as 0.1,0.2")
@@ -293,6 +317,9 @@ def run_comparison(
     log: Callable[[str], None] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     text_progress: Callable[[str, float, int], None] | None = None,
+    estimate: bool = False,
+    minutes: float | None = None,
+    restrict: Callable[[int], EvaluationCorpora] | None = None,
 ) -> dict[str, Any]:
     """Release, attack and measure every (mechanism, setting) of ``plan`` on one split
     (``progress`` and ``text_progress`` as :func:`~textveil.evaluation.experiment.run_experiment`'s).
@@ -301,8 +328,16 @@ def run_comparison(
     ``release_cache_folder`` keeps releases (shared with ``textveil evaluate``). Both are used
     only when the plan is seeded. Returns the results as plain data (the shape
     :mod:`textveil.evaluation.comparison_report` writes), the frontier included.
+
+    ``estimate``: before the long work, time a pilot of every setting and tell (``log``) the
+    expected seconds of each and of the whole run (:mod:`textveil.evaluation.time_estimate`); the
+    results then hold them beside this run's measured ones (``"estimate"``). ``minutes`` (an
+    estimate too): run on the most authors that fit, the corpora cut by ``restrict(K)`` to the first
+    K (as ``--first-labels K`` loads them); without ``restrict`` it only advises. The pilot never
+    changes a release: a seeded comparison gives the same results with and without it.
     """
-    from textveil.evaluation.frontier import frontiers
+    from textveil.evaluation.frontier import frontier_of
+    from textveil.evaluation.release_intervals import with_intervals
 
     validate_comparison(plan, corpora)
     say = log or (lambda message: None)
@@ -313,12 +348,7 @@ def run_comparison(
     cache = ReleaseCache(release_cache_folder if seeded else None)
     attack_cache = AttackCache(state_folder / "attacks") if (state_folder and seeded) else None
 
-    planned = [_Planned(None, SweepPoint(UNMODIFIED, None, released=False), point_key(plan, corpora, None, None))]
-    for compared in plan.mechanisms:
-        corpus_level = bool(MECHANISMS.entry(compared.name).load().corpus_level)
-        planned += [_Planned(compared, p, point_key(plan, corpora, compared, p.value), corpus_level)
-                    for p in release_points(plan.sweep_plan(compared))]
-    finished = {item.key: point for item in planned if (point := store.get(item.key)) is not None}
+    planned, finished = _planned_points(plan, corpora, store)
     if finished:
         say(f"resuming: {len(finished)} of {len(planned)} points already measured")
 
@@ -363,11 +393,60 @@ def run_comparison(
             clock.total = sum(_steps(shared, item) for item in planned if item.key not in finished)
         return shared
 
+    prebuilt: dict[str, Sweep] = {}  # the mechanisms the estimate built: the run uses them
+    estimated: RunEstimate | None = None
+
+    def estimated_run(pilot: Pilot | None) -> tuple[RunEstimate, SharedPlan, list[PointPlan]]:
+        """The run's estimate: each unfinished point's mechanism built (kept for the run) and,
+        without a ``pilot``, piloted; finished points and cached releases cost nothing."""
+        targets = []
+        for item in planned[1:]:
+            assert item.compared is not None
+            done = item.key in finished
+            if not done and item.compared.label not in prebuilt:
+                prebuilt[item.compared.label] = _built_sweep(plan, item.compared, corpora, cache, clock, say, *loaded())
+            targets.append(PointTarget(_release_id(item.compared, item.point.value), item.compared.label,
+                                       item.compared.name, item.corpus_level,
+                                       None if done else prebuilt[item.compared.label], item.point, done))
+        plans = [plan_point(target, cache, [name for name in plan.utility
+                                            if not_applicable(name, target.name, target.corpus_level) is None])
+                 for target in targets]
+        pilot = pilot or run_pilot(targets, plans, corpora, plan.sweep_plan(plan.mechanisms[0]), loaded_embeddings(),
+                                   log=say)
+        known = corpora.risk_known
+        fits = tuple(name for name in plan.attacks if attack_cache is None or not attack_cache_holds(
+            attack_cache.folder, name, known.texts, known.labels, plan.seed, loaded_embeddings().name))
+        shared_plan = SharedPlan(True, fits, tuple(pilot.tasks), planned[0].key not in finished, tuple(plan.attacks))
+        return (estimate_run(pilot, shared_plan, plans, Counts.of(corpora, plan.collapse_per_label),
+                             time.perf_counter() - started), shared_plan, plans)
+
+    if (estimate or minutes is not None) and len(finished) < len(planned):
+        estimated, shared_plan, point_plans = estimated_run(None)
+        if minutes is not None:
+            choice = authors_within(minutes, estimated, shared_plan, point_plans, corpora, plan.collapse_per_label,
+                                    plan.attacks)
+            if not choice.authors:
+                raise InvalidParameterError(choice.message())
+            say(choice.message() if restrict is not None or not choice.restricts else
+                choice.message().replace(": running on the first", ": advice only; give --first-labels"))
+            if choice.restricts and restrict is not None:
+                corpora = restrict(choice.authors)
+                validate_comparison(plan, corpora)
+                planned, finished = _planned_points(plan, corpora, store)
+                prebuilt.clear()  # built (and fitted) on the whole corpora
+                estimated = estimated_run(estimated.pilot)[0]
+            estimated.minutes = {**choice.to_dict(), "restricted": choice.restricts and restrict is not None}
+        for line in estimated.lines():
+            say(line)
+    elif estimate or minutes is not None:
+        say(f"estimate: all {len(planned)} points are read back; nothing to release or measure")
+
     measured: dict[str, dict[str, Any]] = {}
     read_back: set[str] = set()
     # the unmodified text first: the report's reference row and the length floor
     for compared, items in _by_mechanism(planned):
-        built: Sweep | None = None  # the mechanism built (and fitted) once, when first needed
+        # the mechanism built (and fitted) once, when first needed (or by the estimate)
+        built: Sweep | None = prebuilt.get(compared.label) if compared is not None else None
         sweep: Sweep | None = None
         for item in items:
             # looked up again here, not only at the start: another process running a comparison
@@ -378,6 +457,10 @@ def run_comparison(
                 if stale(done, built, item.point, store.stored_at(item.key)):
                     say(f"{compared.name} {item.point.label}: the stored point was measured on releases this code no "
                         "longer makes: measuring it again")
+                    done = None
+                elif lacks_outcomes(done) and built.measurable_from_cache(item.point):
+                    say(f"{compared.name} {item.point.label}: the stored point lacks each text's outcome (paired "
+                        "tests need it): measuring it again from the cached releases")
                     done = None
                 elif "release_digest" not in done:
                     done = {**done, "release_digest": built.release_digest(item.point)}
@@ -415,25 +498,40 @@ def run_comparison(
     results["release_cache"] = {"hits": cache.hits, "misses": cache.misses}
     results["resume"] = {"points_read_back": len(read_back), "releases_read_back": cache.hits,
                          "attacks_read_back": attack_cache.hits if attack_cache else 0}
-    results["frontier"] = with_off_axis(frontiers(results), results["releases"])
+    results = with_intervals(results)
+    results["frontier"] = frontier_of(results)
+    if estimated is not None:
+        # this run's own seconds beside the estimate (a point read back took none of them)
+        spent = {_release_id(item.compared, item.point.value): 0.0 if item.key in read_back else float(
+            measured[item.key].get("measure_seconds", 0.0)) for item in planned[1:] if item.compared is not None}
+        unmodified = planned[0].key
+        shared_spent = (clock.timings.get("fit attacks", 0.0) + clock.timings.get("prepare utility tasks", 0.0)
+                        + (0.0 if unmodified in read_back else float(measured[unmodified].get("measure_seconds", 0.0))))
+        results["estimate"] = estimated.to_dict(spent, shared_spent, clock.timings["total"])
+        say(f"estimated {duration(estimated.total)}, took {duration(clock.timings['total'])}")
     return results
 
 
-def with_off_axis(frontier: dict[str, dict[str, Any]], releases: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The frontier with, per utility measure, the releases it does not apply to (``off_axis``: each
-    one's id, guarantee, risk and the reason): they have no place on that axis, and no number is
-    made up for them, but a reader weighing risks still sees them.
+def _planned_points(plan: ComparisonPlan, corpora: EvaluationCorpora, store: PointStore
+                    ) -> tuple[list[_Planned], dict[str, dict[str, Any]]]:
+    """Every point of the comparison (the unmodified text first), and those the store holds."""
+    planned = [_Planned(None, SweepPoint(UNMODIFIED, None, released=False), point_key(plan, corpora, None, None))]
+    for compared in plan.mechanisms:
+        corpus_level = bool(MECHANISMS.entry(compared.name).load().corpus_level)
+        planned += [_Planned(compared, p, point_key(plan, corpora, compared, p.value), corpus_level)
+                    for p in release_points(plan.sweep_plan(compared))]
+    return planned, {item.key: point for item in planned if (point := store.get(item.key)) is not None}
 
-    >>> frontier = {"sim": {"pareto": ["a"], "best_under": []}}
-    >>> releases = [{"id": "a", "guarantee": "dp", "risk": {"top1": 0.3}, "not_applicable": {}},
-    ...             {"id": "p", "guarantee": "l-privacy", "risk": {"top1": 0.2}, "not_applicable": {"sim": "code words"}}]
-    >>> with_off_axis(frontier, releases)["sim"]["off_axis"]
-    [{'release': 'p', 'guarantee': 'l-privacy', 'risk': 0.2, 'reason': 'code words'}]
+
+def _release_id(compared: ComparedMechanism, value: float | None) -> str:
+    """A release's id in the results: its label and setting, or the label alone without a parameter.
+
+    >>> _release_id(ComparedMechanism("emp", [10.0]), 10.0), _release_id(ComparedMechanism("redact"), None)
+    ('emp epsilon 10', 'redact')
     """
-    return {measure: {**found, "off_axis": [
-        {"release": r["id"], "guarantee": r.get("guarantee"), "risk": float(r["risk"]["top1"]),
-         "reason": r["not_applicable"][measure]}
-        for r in releases if measure in (r.get("not_applicable") or {})]} for measure, found in frontier.items()}
+    entry = MECHANISMS.entry(compared.name)
+    parameter = entry.swept.name if entry.swept is not None else None
+    return f"{compared.label} {parameter} {value:g}" if (parameter and value is not None) else compared.label
 
 
 class _NoMechanism:
@@ -535,6 +633,7 @@ def _assemble(plan: ComparisonPlan, corpora: EvaluationCorpora, planned: list[_P
             "top_k": plan.top_k, "collapse_per_label": plan.collapse_per_label, "embeddings": plan.embeddings,
             "language_model": Path(plan.language_model).name if plan.language_model else None,
             "thresholds": plan.thresholds, "entities": plan.entities.public(), "same_key": plan.same_key,
+            "reference": plan.reference,
             "mechanisms": [{"name": s.name, "label": s.label, "grid": s.grid,
                             "options": {k: _shown(v) for k, v in s.options.items()},
                             "model": Path(s.model).name if s.model else None} for s in plan.mechanisms],

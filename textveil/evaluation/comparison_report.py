@@ -24,6 +24,8 @@ from typing import Any
 from textveil.atomic_files import atomic_write_bytes, atomic_write_text
 from textveil.evaluation.trainings import SAME_KEY_RESULTS, attack_lines, best_top1, is_content_only, risk_apart
 from textveil.evaluation.frontier import frontier_of
+from textveil.evaluation.intervals import RESAMPLES, SMALL_COUNT, Interval
+from textveil.evaluation.release_intervals import READABLE_FLUENCY, content_interval, with_intervals
 from textveil.evaluation.plots import frontier_maps
 from textveil.evaluation.report import (
     BUDGET_HEADER,
@@ -32,6 +34,7 @@ from textveil.evaluation.report import (
     budget_cells,
     html_table,
     markdown_table,
+    percent_interval,
 )
 from textveil.evaluation.splits import split_lines
 from textveil.evaluation.trainings import line_label
@@ -66,12 +69,35 @@ def _threshold(value: float) -> str:
 
 
 def _risk_cell(risk: dict[str, Any]) -> str:
-    """A release's risk and the attack and training that reached it.
+    """A release's risk with its 95% interval (where its count was kept), and the attack and
+    training that reached it.
 
     >>> _risk_cell({"attack": "char3-svm", "training": "release", "top1": 0.15})
     '15.0% (char3-svm (release-trained))'
+    >>> _risk_cell({"attack": "length", "training": "clean", "top1": 0.1,
+    ...             "interval": {"low": 0.062, "high": 0.158, "method": "wilson"}})
+    '10.0% [6.2, 15.8] (length (clean-trained))'
     """
-    return f"{_percent(risk['top1'])} ({line_label(risk['attack'], risk['training'])})"
+    found = risk.get("interval")
+    shown = f" {percent_interval(Interval.from_dict(found))}" if found else ""
+    return f"{_percent(risk['top1'])}{shown} ({line_label(risk['attack'], risk['training'])})"
+
+
+def _paired_cell(release: dict[str, Any]) -> str:
+    """A release's paired test against the reference: lower, higher, or cannot be told apart.
+
+    >>> _paired_cell({"paired": {"only_first": 2, "only_second": 9, "p_value": 0.065, "told_apart": False}})
+    'cannot be told apart (p = 0.065; 2 texts named only here, 9 only there)'
+    """
+    paired = release.get("paired")
+    if not paired:
+        return "the reference" if release.get("is_reference") else "–"
+    if "p_value" not in paired:
+        return "not recorded (per-text outcomes not kept)"
+    verdict = ("cannot be told apart" if not paired["told_apart"]
+               else "lower at 95%" if paired["only_first"] < paired["only_second"] else "higher at 95%")
+    return (f"{verdict} (p = {paired['p_value']:.3g}; {paired['only_first']} texts named only here, "
+            f"{paired['only_second']} only there)")
 
 
 def _direction(higher_is_better: bool) -> str:
@@ -119,7 +145,9 @@ def _content_cells(point: dict[str, Any], notes: _Notes, attacks: list[str]) -> 
     if parts["content"] is None or parts["style_adds"] is None:
         missing = notes.cite(f"{', '.join(attacks)} was not measured on this release")
         return [missing, missing]
-    return [_percent(parts["content"]), f"{parts['style_adds'] * 100:.1f} pts"]
+    found = content_interval(point)
+    shown = f" {percent_interval(found)}" if found is not None else ""
+    return [_percent(parts["content"]) + shown, f"{parts['style_adds'] * 100:.1f} pts"]
 
 
 def release_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]], list[str]]:
@@ -133,16 +161,21 @@ def release_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]], l
     if content:
         header += [f"content only: best top-1 ({', '.join(content)})", "style adds: risk − content only"]
     header += BUDGET_HEADER + [_measure_header(measure, info) for measure, info in measures.items()]
+    reference = results.get("reference")
+    paired = [f"risk against {reference} (McNemar, exact)"] if reference else []
+    header += paired
     unmodified = results["unmodified"]
     rows = [[UNMODIFIED_ROW, "–", _risk_cell(unmodified["risk"])]
             + (_content_cells(unmodified, notes, content) if content else [])
             + ["–"] * len(BUDGET_HEADER)
-            + [_measure_cell(unmodified, measure, notes) for measure in measures]]
+            + [_measure_cell(unmodified, measure, notes) for measure in measures]
+            + ["–"] * len(paired)]
     for release in results["releases"]:
         rows.append([release["mechanism"], release["setting"], _risk_cell(release["risk"])]
                     + (_content_cells(release.get("point") or {}, notes, content) if content else [])
                     + budget_cells(release.get("budget"), release.get("guarantee"))
-                    + [_measure_cell(release, measure, notes) for measure in measures])
+                    + [_measure_cell(release, measure, notes) for measure in measures]
+                    + ([_paired_cell({**release, "is_reference": release["id"] == reference})] if paired else []))
     return header, rows, notes.lines()
 
 
@@ -165,15 +198,26 @@ def frontier_blocks(results: dict[str, Any]) -> list[Block]:
                          _utility_cell(r["utility"][measure])] for r in pareto]))
         rows = []
         for best in frontier["best_under"]:
+            unreadable = best.get("more_useful_unreadable")
+            aside = (f"{_named(by_id[unreadable])} is more useful but does not read (fluency ratio "
+                     f"{by_id[unreadable]['utility']['fluency']['value']:.1f} > {READABLE_FLUENCY:g})"
+                     if unreadable else "–")
             if best["release"] is None:
-                rows.append([_threshold(best["max_risk"]), "none: every release it measures is riskier", "–", "–", "–"])
+                rows.append([_threshold(best["max_risk"]), "none: every release it measures that reads is riskier",
+                             "–", "–", "–", "–", aside])
                 continue
             release = by_id[best["release"]]
+            ties = ", ".join(_named(by_id[other]) for other in best.get("cannot_be_told_apart") or []) or "–"
             rows.append([_threshold(best["max_risk"]), release["mechanism"], release["setting"],
-                         _utility_cell(release["utility"][measure]), _percent(best["risk"])])
-        blocks.append(("table", ["at a risk of at most", "the most useful release is", "at", "with utility",
-                                 "its risk"], rows))
+                         _utility_cell(release["utility"][measure]), _risk_cell(release["risk"]), ties, aside])
+        blocks.append(("table", ["at a risk of at most", "the most useful release that reads is", "at",
+                                 "with utility", "its risk", "cannot be told apart from it at 95% (utility)",
+                                 "left out"], rows))
     return blocks
+
+
+def _named(release: dict[str, Any]) -> str:
+    return f"{release['mechanism']} at {release['setting']}"
 
 
 def _mechanism_lines(results: dict[str, Any]) -> list[str]:
@@ -216,6 +260,17 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
                  + (f"; {SAME_KEY_WORDS}" if same_key else ""))
     lines.append("risk: the best top-1 identification accuracy over every attack and training "
                  f"(lower is better; top-k measured up to k = {plan.get('top_k', '?')})")
+    lines.append("intervals: every risk with its 95% interval in brackets, in percent (Wilson's score interval; "
+                 f"the exact Clopper-Pearson interval where fewer than {SMALL_COUNT} texts were named or missed); "
+                 "similarity, fluency ratio, describing share and length ratio with a 95% percentile bootstrap "
+                 f"interval over texts ({RESAMPLES:,} resamples)")
+    reference = results.get("reference")
+    lines.append(f"paired test: each release's risk against {reference}'s, by McNemar's exact test on which texts "
+                 "each one's risk line names (only texts named by one of the two count); 'cannot be told apart' where "
+                 "p >= 0.05" if reference else
+                 "paired test: none (no reference release: give --reference, or include emp at 10)")
+    lines.append(f"reads: a release whose fluency ratio is at most {READABLE_FLUENCY:g}; the 'at a risk of at most r' "
+                 "tables choose among releases that read and name a more useful one that does not only as such")
     lines.append("epsilon per document: for epsilon-DP, the median and the largest of each released unknown text's "
                  "own epsilon, as its Guarantee states it (a longer text spends more); epsilon per unit: per token or "
                  "word, with the metric for metric privacy (emp), which bounds no document by one number: two texts' "
@@ -365,7 +420,8 @@ def write_comparison_report(
     ``report.md``, ``report.html`` and ``frontier.png`` into ``out_dir``; returns each file's path
     by name. ``results`` itself is left as it was."""
     out = Path(out_dir)
-    results = {**results, "frontier": frontier_of(results)}
+    results = with_intervals(results)
+    results["frontier"] = frontier_of(results)
     written: dict[str, Path] = {}
     written["results.json"] = atomic_write_text(out / "results.json", json.dumps(results, indent=2) + "\n")
     images = {FIGURE: frontier_maps(results)}

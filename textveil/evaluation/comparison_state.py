@@ -19,6 +19,7 @@ from typing import Any
 from textveil.atomic_files import atomic_write_text
 from textveil.errors import InputError
 from textveil.evaluation.release_cache import ReleaseCache
+from textveil.evaluation.trainings import attack_lines
 from textveil.mechanisms.registry import MECHANISMS
 from textveil.privacy.release_budget import figures_of_kind
 
@@ -71,6 +72,18 @@ def stale(point: dict[str, Any], built: Any, at: Any, stored_at: float | None) -
         return bool(stored != built.release_digest(at))
     written = built.releases_written(at)
     return written is None or stored_at is None or written > stored_at
+
+
+def lacks_outcomes(point: dict[str, Any]) -> bool:
+    """Whether a stored point was measured before each text's outcome was kept (an attack result
+    of one release without ``hits``): a paired test cannot read it, so where its releases are all
+    cached it is measured again from them (nothing is released again).
+
+    >>> lacks_outcomes({"attacks": {"svm": {"top1": 0.5}}}), lacks_outcomes({"attacks": {"svm": {"hits": "10"}}})
+    (True, False)
+    """
+    return any("hits" not in result and "top1_values" not in result
+               for _, _, result in attack_lines(point))
 
 
 def budget_readable(compared: Any, cache: ReleaseCache) -> bool:

@@ -387,11 +387,26 @@ class Sweep:
         return hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:24]
 
     def releases_written(self, point: SweepPoint) -> float | None:
-        """When the last of a point's judged releases, as the mechanism makes them now, was
-        written to the cache; None where the cache lacks one."""
+        """When the last of a point's judged releases (as made now) was cached; None if one is not."""
         times = [cached_release_written(self.mechanism.with_params(**self.changes_at(point, role_seeds(seed)["risk"])),
                                         self.corpora.risk_unknown, self.cache) for seed in self.seeds_at(point)]
         return None if any(t is None for t in times) else max(t for t in times if t is not None)
+
+    def measurable_from_cache(self, point: SweepPoint) -> bool:
+        """Whether measuring a point again would release nothing: its judged, utility and known
+        texts' releases are all cached (a keyed release never is: its key is not kept)."""
+        if not point.released:
+            return True
+        if self.keyed:
+            return False
+        needs = [(self.mechanism, self.corpora.risk_unknown, "risk")]
+        if self.has_utility_corpus:
+            needs.append((self.mechanism, self.utility_test, "utility"))
+        if "release" in self.trainings_at(point):
+            needs.append((self.attacker_mechanism, self.corpora.risk_known, "known"))
+        return all(cached_release(mechanism.with_params(**self.changes_at(point, role_seeds(seed)[role])), corpus,
+                                  self.cache) is not None
+                   for seed in self.seeds_at(point) for mechanism, corpus, role in needs)
 
     def measure_point(self, point: SweepPoint) -> dict[str, Any]:
         plan = self.plan

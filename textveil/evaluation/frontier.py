@@ -23,6 +23,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from textveil.evaluation.intervals import Interval
+from textveil.evaluation.release_intervals import reads, utility_interval
+
 Point = tuple[float | None, float | None]
 
 
@@ -111,7 +114,10 @@ def release_point(release: dict[str, Any], measure: str) -> tuple[float, float] 
 def frontiers(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Per utility measure of a comparison's results: its metric and direction, the Pareto
     releases (ids, in order of increasing risk) and, for each of the plan's risk thresholds,
-    the most useful release at most that risky. Releases the measure does not apply to are
+    the most useful release at most that risky among those that read
+    (:func:`~textveil.evaluation.release_intervals.reads`), with the id of a more useful one that
+    does not read (``more_useful_unreadable``) and the releases whose utility cannot be told apart
+    from it at 95% (``cannot_be_told_apart``: their intervals overlap). Releases the measure does not apply to are
     left out of that measure's frontier; the unmodified text is not a release and is left out
     of every one.
 
@@ -128,7 +134,7 @@ def frontiers(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
     ['a']
     >>> frontier["best_under"]  # doctest: +NORMALIZE_WHITESPACE
     [{'max_risk': 0.05, 'release': None, 'utility': None, 'risk': None},
-     {'max_risk': 0.2, 'release': 'a', 'utility': 0.8, 'risk': 0.1}]
+     {'max_risk': 0.2, 'release': 'a', 'utility': 0.8, 'risk': 0.1, 'cannot_be_told_apart': []}]
     """
     thresholds = [float(r) for r in results["plan"].get("thresholds") or []]
     found: dict[str, dict[str, Any]] = {}
@@ -137,11 +143,24 @@ def frontiers(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
         measured = [(release, point) for release in results["releases"]
                     if (point := release_point(release, measure)) is not None]
         points = [point for _, point in measured]
+        # the most useful release is chosen among those that read; one that does not is only named as such
+        readable = [(release, point) for release, point in measured if reads(release) is not False]
         best_under = []
-        for threshold, index in zip(thresholds, most_useful_under(points, thresholds, higher)):
-            release, (risk, utility) = measured[index] if index is not None else (None, (None, None))
-            best_under.append({"max_risk": threshold, "release": None if release is None else release["id"],
-                               "utility": utility, "risk": risk})
+        for threshold, index, anyway in zip(thresholds,
+                                            most_useful_under([p for _, p in readable], thresholds, higher),
+                                            most_useful_under(points, thresholds, higher)):
+            release, (risk, utility) = readable[index] if index is not None else (None, (None, None))
+            best: dict[str, Any] = {"max_risk": threshold, "release": None if release is None else release["id"],
+                                    "utility": utility, "risk": risk}
+            if anyway is not None and measured[anyway][0] is not release:
+                best["more_useful_unreadable"] = measured[anyway][0]["id"]
+            if release is not None:
+                best["cannot_be_told_apart"] = [
+                    other["id"] for other, (other_risk, _) in readable
+                    if other is not release and other_risk <= threshold
+                    and overlapping(utility_interval(release["utility"][measure]),
+                                    utility_interval(other["utility"][measure]))]
+            best_under.append(best)
         found[measure] = {
             "higher_is_better": higher,
             "metric": info.get("metric") or measure,
@@ -151,6 +170,34 @@ def frontiers(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
+def overlapping(first: Interval | None, second: Interval | None) -> bool:
+    """Whether two utilities' 95% intervals overlap (the two cannot be told apart on it); False
+    where either was not kept.
+
+    >>> overlapping(Interval(0.2, 0.3, "bootstrap"), Interval(0.25, 0.4, "bootstrap"))
+    True
+    """
+    return first is not None and second is not None and first.low <= second.high and second.low <= first.high
+
+
+def with_off_axis(frontier: dict[str, dict[str, Any]], releases: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The frontier with, per utility measure, the releases it does not apply to (``off_axis``: each
+    one's id, guarantee, risk and the reason): they have no place on that axis, and no number is
+    made up for them, but a reader weighing risks still sees them.
+
+    >>> frontier = {"sim": {"pareto": ["a"], "best_under": []}}
+    >>> releases = [{"id": "a", "guarantee": "dp", "risk": {"top1": 0.3}, "not_applicable": {}},
+    ...             {"id": "p", "guarantee": "l-privacy", "risk": {"top1": 0.2}, "not_applicable": {"sim": "code words"}}]
+    >>> with_off_axis(frontier, releases)["sim"]["off_axis"]
+    [{'release': 'p', 'guarantee': 'l-privacy', 'risk': 0.2, 'reason': 'code words'}]
+    """
+    return {measure: {**found, "off_axis": [
+        {"release": r["id"], "guarantee": r.get("guarantee"), "risk": float(r["risk"]["top1"]),
+         "reason": r["not_applicable"][measure]}
+        for r in releases if measure in (r.get("not_applicable") or {})]} for measure, found in frontier.items()}
+
+
 def frontier_of(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The frontier a comparison's results hold, or, for results written without one, :func:`frontiers` of them."""
-    return results.get("frontier") or frontiers(results)
+    """The frontier of a comparison's results, with each measure's off-axis releases: computed
+    afresh, not read from the results (one written by an older version chose differently)."""
+    return with_off_axis(frontiers(results), results["releases"])

@@ -15,6 +15,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from textveil.evaluation.frontier import frontier_of, release_point  # noqa: E402
+from textveil.evaluation.release_intervals import utility_interval  # noqa: E402
 from textveil.evaluation.trainings import (  # noqa: E402
     TRAINING_KEYS,
     best_attack,
@@ -167,12 +168,26 @@ MECHANISM_MARKERS = "osD^v<>phPX"
 FRONTIER_STYLE = {"color": "black", "alpha": 0.5, "linewidth": 1.6, "marker": "o", "markersize": 12, "fillstyle": "none"}
 
 
+def _error_bars(axis: Any, release: dict[str, Any], measure: str, risk: float, utility: float, colour: str) -> None:
+    """A release's 95% intervals as error bars: the risk's up and down (Wilson or exact), the
+    utility's across (bootstrap over texts), each where it was kept."""
+    risk_found = (release.get("risk") or {}).get("interval")
+    utility_found = utility_interval((release.get("utility") or {}).get(measure))
+    if risk_found is None and utility_found is None:
+        return
+    yerr = [[risk - risk_found["low"]], [risk_found["high"] - risk]] if risk_found else None
+    xerr = [[utility - utility_found.low], [utility_found.high - utility]] if utility_found else None
+    axis.errorbar([utility], [risk], xerr=xerr, yerr=yerr, fmt="none", ecolor=colour, elinewidth=0.7, alpha=0.6,
+                  capsize=2)
+
+
 def frontier_maps(results: dict[str, Any]) -> bytes:
     """A comparison's releases (``textveil compare``), one panel per utility measure: x = utility,
     y = risk (best top-1 over every attack and training), one marker shape per mechanism (the
     same in every panel) with its releases joined in parameter order, the Pareto frontier as a
     step line, the unmodified text as a star, and the length floor (dotted) and chance (dashed)
-    as labelled horizontal lines. A release a measure does not apply to is left out of its panel."""
+    as labelled horizontal lines. A release a measure does not apply to is left out of its panel.
+    Each release carries its 95% intervals as error bars (risk up and down, utility across)."""
     measures = list(results["utility_measures"])
     releases = results["releases"]
     by_id = {release["id"]: release for release in releases}
@@ -198,6 +213,7 @@ def frontier_maps(results: dict[str, Any]) -> bytes:
             axis.plot([utility for _, (_, utility) in held], [risk for _, (risk, _) in held], linewidth=0.8,
                       markersize=6, alpha=0.9, **styles[name])
             for release, (risk, utility) in held:
+                _error_bars(axis, release, measure, risk, utility, styles[name]["color"])
                 if release.get("parameter") is not None:
                     axis.annotate(f"{release['parameter']:g}", (utility, risk), fontsize=6, xytext=(3, 3),
                                   textcoords="offset points")

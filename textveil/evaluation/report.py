@@ -18,6 +18,8 @@ from textveil.evaluation.plots import risk_utility_maps, topk_curves
 from textveil.evaluation.tradeoff import BEST_ATTACK, halving_points
 from textveil.evaluation.code_words import releases_code_words
 from textveil.evaluation.experiment_plan import UNMODIFIED
+from textveil.evaluation.intervals import Interval, rate_interval_of
+from textveil.evaluation.release_intervals import utility_interval, with_attack_intervals
 from textveil.evaluation.trainings import (
     SAME_KEY_RESULTS,
     attack_lines,
@@ -51,14 +53,37 @@ def _fmt(value: float) -> str:
 
 
 def _utility_cell(result: dict[str, Any]) -> str:
-    """A utility value; with repeated releases, the mean ± its standard deviation."""
-    return _fmt(result["value"]) + (f" ± {result['sd']:.3f}" if "sd" in result else "")
+    """A utility value with its 95% interval over texts where it was kept; with repeated releases,
+    the mean ± its standard deviation.
+
+    >>> _utility_cell({"value": 0.25, "interval": {"low": 0.2, "high": 0.3, "method": "bootstrap"}})
+    '0.250 [0.200, 0.300]'
+    """
+    found = utility_interval(result)
+    shown = f" [{_fmt(found.low)}, {_fmt(found.high)}]" if found is not None else ""
+    return _fmt(result["value"]) + shown + (f" ± {result['sd']:.3f}" if "sd" in result else "")
 
 
 def _correct_cell(result: dict[str, Any]) -> str:
-    """Correct top-1 predictions and their share; with repeated releases, ± its standard deviation."""
+    """Correct top-1 predictions and their share with its 95% interval; with repeated releases,
+    ± its standard deviation.
+
+    >>> _correct_cell({"top1": 0.1, "n_unknown": 150})
+    '15 (10.0% [6.2, 15.8])'
+    """
     spread = f" ± {result['top1_sd']:.1%}" if "top1_sd" in result else ""
-    return f"{round(result['top1'] * result['n_unknown'])} ({result['top1']:.1%}{spread})"
+    found = rate_interval_of(result)
+    shown = f" {percent_interval(found)}" if found is not None else ""
+    return f"{round(result['top1'] * result['n_unknown'])} ({result['top1']:.1%}{shown}{spread})"
+
+
+def percent_interval(found: Interval) -> str:
+    """An interval of a rate in percent points, as the reports print it.
+
+    >>> percent_interval(Interval(0.0371, 0.1181, "wilson"))
+    '[3.7, 11.8]'
+    """
+    return f"[{found.low * 100:.1f}, {found.high * 100:.1f}]"
 
 
 BUDGET_HEADER = ["epsilon per document: median (largest)", "epsilon per unit (metric)"]
@@ -403,6 +428,7 @@ def write_report(results: dict[str, Any], out_dir: str | Path, title: str = "tex
     """Write results.json, report.md, report.html and the PNG figures into ``out_dir``."""
     out = Path(out_dir)
     written: dict[str, Path] = {}
+    results = {**results, "points": [with_attack_intervals(point) for point in results["points"]]}
     written["results.json"] = atomic_write_text(out / "results.json", json.dumps(results, indent=2) + "\n")
     has_utility = any(p["utility"] for p in results["points"])
     # no utility measured (PIVOT's code words): no risk-utility map, rather than an empty picture

@@ -7,9 +7,13 @@ classifier) and returns ``{"value", "metric", "higher_is_better"}`` for a releas
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
+import numpy as np
+
 from textveil.corpus.labelled import LabelledCorpus
+from textveil.evaluation.intervals import bootstrap_interval
 from textveil.registry import Entry, Registry
 
 
@@ -28,15 +32,21 @@ class UtilityRunner:
         self.attributes = attributes
         self.train: LabelledCorpus | None = None
         self.test: LabelledCorpus | None = None
+        self.per_text: tuple[Callable[..., float], list[Any]] | None = None
+        """Set by ``value``: the statistic and its per-text samples, for the bootstrap interval."""
 
     def prepare(self, train: LabelledCorpus, test: LabelledCorpus) -> None:
         self.train, self.test = train, test
 
     def measure(self, released: list[str], labels: list[str] | None = None) -> dict[str, Any]:
         """The task on a release: ``labels`` are given for a released corpus that is not
-        aligned with the test texts (only tasks that need no aligned pairs take it)."""
+        aligned with the test texts (only tasks that need no aligned pairs take it). A task that
+        keeps its per-text parts (``per_text``) states a 95% bootstrap interval over texts."""
+        self.per_text = None
         value = float(self.value(released) if labels is None else self.value_unaligned(released, labels))
-        return {"value": value, "metric": self.metric, "higher_is_better": self.higher_is_better}
+        measured = {"value": value, "metric": self.metric, "higher_is_better": self.higher_is_better}
+        interval = bootstrap_interval(self.per_text[0], *self.per_text[1]) if self.per_text is not None else None
+        return {**measured, "interval": interval.to_dict()} if interval is not None else measured
 
     def value(self, released: list[str]) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -183,8 +193,6 @@ class SemanticSimilarityRunner(UtilityRunner):
         return {**super().measure(released, labels), "precision": self.model.precision}
 
     def value(self, released: list[str]) -> float:
-        import numpy as np
-
         assert self.test is not None
         unchanged = [r == o for r, o in zip(released, self.test.texts)]
         if all(unchanged):
@@ -206,6 +214,7 @@ class SemanticSimilarityRunner(UtilityRunner):
                 cosines[i] = part_cosines[start:start + len(parts[i])].mean()
                 start += len(parts[i])
         cosines[np.array(unchanged)] = 1.0  # an unchanged text is its own vector, whatever the batching
+        self.per_text = (np.mean, [cosines])
         return float(cosines.mean())
 
 
@@ -341,7 +350,17 @@ class FluencyRunner(UtilityRunner):
             self.model, _fluency_parts(texts), self.max_tokens)
         self.last = {"release_perplexity": release.perplexity, "original_perplexity": self.original.perplexity,
                      "texts": release.texts, "empty": empty}
-        return 1.0 if release is self.original else release.perplexity / self.original.perplexity
+        if release is self.original:
+            return 1.0
+        ours = _per_text(release.per_text, _fluency_owners(texts), len(texts))
+        theirs = _per_text(self.original.per_text, _fluency_owners(self.originals), len(self.originals))
+        if aligned:  # each text with its own original: resampled together
+            self.per_text = (perplexity_ratio, [ours[0], ours[1], theirs[0], theirs[1]])
+        else:  # the originals' perplexity stands as measured; the release's texts are resampled
+            original_nll, original_tokens = float(theirs[0].sum()), float(theirs[1].sum())
+            self.per_text = (lambda nll, tokens: perplexity_ratio(nll, tokens, np.array([original_nll]),
+                                                                  np.array([original_tokens])), list(ours))
+        return release.perplexity / self.original.perplexity
 
 
 FLUENCY_PART_WORDS = 80
@@ -356,6 +375,22 @@ def _fluency_parts(texts: list[str]) -> list[str]:
     return [part for text in texts for part in word_windows(text, FLUENCY_PART_WORDS)]
 
 
+def _fluency_owners(texts: list[str]) -> list[int]:
+    """For each window of :func:`_fluency_parts`, the index of the text it comes from."""
+    from textveil.utility.aligned_parts import word_windows
+
+    return [index for index, text in enumerate(texts) for _ in word_windows(text, FLUENCY_PART_WORDS)]
+
+
+def _per_text(parts: tuple[tuple[float, int], ...], owners: list[int], count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The windows' (NLL, tokens) summed per text."""
+    nll, tokens = np.zeros(count), np.zeros(count)
+    for (part_nll, part_tokens), owner in zip(parts, owners):
+        nll[owner] += part_nll
+        tokens[owner] += part_tokens
+    return nll, tokens
+
+
 class DescribingShare(UtilityRunner):
     """The share of a release's texts that describe the text instead of rewriting it
     (:mod:`textveil.utility.describing`): a language-model rewriter's failure mode."""
@@ -364,8 +399,10 @@ class DescribingShare(UtilityRunner):
     higher_is_better = False
 
     def value(self, released: list[str]) -> float:
-        from textveil.utility.describing import describing_share
+        from textveil.utility.describing import describing_counts, describing_share
 
+        counts = np.array(describing_counts(released), dtype=float).reshape(-1, 2)
+        self.per_text = (ratio_of_sums, [counts[:, 0], counts[:, 1]])
         return describing_share(released)
 
     def value_unaligned(self, released: list[str], labels: list[str]) -> float:
@@ -389,7 +426,35 @@ class LengthRatio(UtilityRunner):
 
     def value(self, released: list[str]) -> float:
         assert self.test is not None
-        return sum(len(r.split()) for r in released) / max(sum(len(o.split()) for o in self.test.texts), 1)
+        words = np.array([len(r.split()) for r in released], dtype=float)
+        inputs = np.array([len(o.split()) for o in self.test.texts], dtype=float)
+        self.per_text = (ratio_of_sums, [words, inputs])
+        return float(words.sum() / max(inputs.sum(), 1.0))
+
+
+def ratio_of_sums(numerators: np.ndarray, denominators: np.ndarray) -> float:
+    """sum(numerators) / sum(denominators), NaN where the denominators sum to 0 (a resample
+    without any paragraph or word has no ratio).
+
+    >>> ratio_of_sums(np.array([1.0, 3.0]), np.array([2.0, 2.0]))
+    1.0
+    """
+    total = float(np.sum(denominators))
+    return float(np.sum(numerators)) / total if total > 0 else float("nan")
+
+
+def perplexity_ratio(release_nll: np.ndarray, release_tokens: np.ndarray, original_nll: np.ndarray,
+                     original_tokens: np.ndarray) -> float:
+    """The release's perplexity over the originals', each token-weighted over the texts given
+    (what the fluency ratio is; a bootstrap over texts resamples the four together).
+
+    >>> perplexity_ratio(np.array([2.0]), np.array([1]), np.array([1.0]), np.array([1]))  # e^2 / e^1
+    2.718281828459045
+    """
+    tokens, originals = float(np.sum(release_tokens)), float(np.sum(original_tokens))
+    if tokens == 0 or originals == 0:
+        return float("nan")
+    return float(np.exp(np.sum(release_nll) / tokens - np.sum(original_nll) / originals))
 
 
 UTILITY_TASKS = Registry("utility task", "run 'textveil evaluate --help' for the valid names")

@@ -51,7 +51,22 @@ def describing_share(releases: Sequence[str]) -> float:
     >>> describing_share(["Shares rose.\\n\\nHere is a rewritten version: bonds fell.", "I am sad."])
     0.3333333333333333
     """
+    counts = describing_counts(releases)
+    paragraphs = sum(total for _, total in counts)
+    return sum(found for found, _ in counts) / paragraphs if paragraphs else 0.0
+
+
+def describing_counts(releases: Sequence[str]) -> list[tuple[int, int]]:
+    """Per release: how many of its non-empty paragraphs describe the text, and how many it has
+    (what :func:`describing_share` sums; a bootstrap over texts resamples these pairs).
+
+    >>> describing_counts(["The author is sad.", "I am sad.", ""])
+    [(1, 1), (0, 1), (0, 0)]
+    """
     from textveil.utility.aligned_parts import release_paragraphs
 
-    texts = [part for text in releases for part in release_paragraphs(text)]
-    return sum(describes(text) for text in texts) / len(texts) if texts else 0.0
+    counts = []
+    for text in releases:
+        parts = release_paragraphs(text)
+        counts.append((sum(describes(part) for part in parts), len(parts)))
+    return counts

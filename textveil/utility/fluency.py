@@ -45,6 +45,9 @@ class FluencyScore:
     tokens: int
     texts: int
     skipped: int
+    per_text: tuple[tuple[float, int], ...] = ()
+    """Per input text, in order: its summed token NLL and its predicted tokens ((0.0, 0) for a
+    skipped one), so that a bootstrap over texts can recompute the perplexity."""
 
 
 def is_empty(text: str) -> bool:
@@ -109,7 +112,8 @@ def perplexity(model: Any, texts: Sequence[str], max_tokens: int = 128, batch_si
                                     f"{model.context_length} tokens: give a smaller max_tokens")
     texts = list(texts)
     sequences = []
-    for text in texts:
+    kept = []
+    for index, text in enumerate(texts):
         if not isinstance(text, str):
             raise InvalidParameterError(f"perplexity expects texts (str), got {type(text).__name__}")
         if is_empty(text):
@@ -118,6 +122,7 @@ def perplexity(model: Any, texts: Sequence[str], max_tokens: int = 128, batch_si
         sequence = ([start] if start is not None else []) + ids
         if len(sequence) >= 2:  # at least one token is predicted from what precedes it
             sequences.append(sequence)
+            kept.append(index)
     if not sequences:
         raise InvalidParameterError(f"perplexity: none of the {len(texts)} texts holds a token to predict "
                                     "(all empty); give at least one non-empty text")
@@ -126,5 +131,8 @@ def perplexity(model: Any, texts: Sequence[str], max_tokens: int = 128, batch_si
     scores = model.engine.token_log_likelihoods(sequences, batch_size=batch_size)
     total_nll = -float(sum(float(np.sum(score)) for score in scores))
     predicted = sum(len(score) for score in scores)
+    per_text = [(0.0, 0)] * len(texts)
+    for index, score in zip(kept, scores):
+        per_text[index] = (-float(np.sum(score)), len(score))
     return FluencyScore(perplexity=math.exp(total_nll / predicted), tokens=predicted, texts=len(sequences),
-                        skipped=len(texts) - len(sequences))
+                        skipped=len(texts) - len(sequences), per_text=tuple(per_text))

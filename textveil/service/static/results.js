@@ -1,5 +1,6 @@
 // The results viewer: a results.json of `textveil evaluate` (textveil/evaluation/report.py) as
-// tables and the risk-utility map, drawn here from the file's own numbers. The readings follow
+// tables and the risk-utility map, drawn here from the file's own numbers (intervals included, as
+// the library wrote them: none is computed here). The readings follow
 // textveil/evaluation/trainings.py: each attack under each training, and the risk at a point is
 // the best top-1 over every attack and training.
 "use strict";
@@ -107,10 +108,11 @@ function riskTable(results) {
     const row = [point.label];
     for (const [attack, training] of lines) {
       const r = resultOf(point, attack, training);
-      row.push(r ? `${Math.round(r.top1 * r.n_unknown)} (${percent(r.top1)}${r.top1_sd ? ` ± ${percent(r.top1_sd)}` : ""})` : "–");
+      row.push(r ? `${Math.round(r.top1 * r.n_unknown)} (${percent(r.top1)}${intervalText(r.top1_interval, true)}${r.top1_sd ? ` ± ${percent(r.top1_sd)}` : ""})` : "–");
     }
     const best = bestAttack(point);
-    row.push(best ? `${percent(best.top1)}: ${lineLabel(best.attack, best.training)}` : "–");
+    const bestResult = best && resultOf(point, best.attack, best.training);
+    row.push(best ? `${percent(best.top1)}${intervalText(bestResult && bestResult.top1_interval, true)}: ${lineLabel(best.attack, best.training)}` : "–");
     const unmodified = point.parameter === null && point.label === "none";
     row.push(...(unmodified ? BUDGET_HEADER.map(() => "–") : budgetCells(point)));
     for (const task of tasks) row.push(utilityCell(point.utility[task]));
@@ -144,9 +146,18 @@ function budgetCells(point) {
   return [document, unit];
 }
 
+// A 95% interval as the library computed it (textveil/evaluation/intervals.py); nothing where the
+// results were written without one.
+function intervalText(found, asPercent) {
+  if (!found) return "";
+  const shown = (v) => (asPercent ? (100 * v).toFixed(1) : v.toFixed(3));
+  return ` [${shown(found.low)}, ${shown(found.high)}]`;
+}
+
 function utilityCell(result) {
   if (!result) return "–";
-  return result.value.toFixed(3) + (result.sd !== undefined ? ` ± ${result.sd.toFixed(3)}` : "");
+  return result.value.toFixed(3) + intervalText(result.interval, false)
+    + (result.sd !== undefined ? ` ± ${result.sd.toFixed(3)}` : "");
 }
 
 function utilityTable(results) {
