@@ -1,7 +1,9 @@
-"""Print the compact tables of docs/choosing-a-mechanism.md from committed comparisons: every
-release's risk, utility and epsilon per document (median, and the largest over the judged texts;
-for metric privacy, emp, the epsilon per token and its metric; "not recorded" in results written
-before it was kept) on one line, and "at a risk of at most r" for semantic similarity.
+"""Print compact tables from committed comparisons, to read in a terminal: every release's risk,
+utility and epsilon per document (median, and the largest over the judged texts; for metric
+privacy, emp, the epsilon per token and its metric; "not recorded" in results written before it
+was kept) on one line, and "at a risk of at most r" for semantic similarity. The documentation
+does not paste them: its pages read their tables from the results.json files when the site is
+built (``{{ fig_table ... }}`` and ``{{ best_under ... }}``, docs/hooks/result_figures.py).
 
     python benchmarks/comparisons/comparison_tables.py docs/results/compare-blog-short/results.json [...]
 """

@@ -87,7 +87,7 @@ def _paired_cell(release: dict[str, Any]) -> str:
     """A release's paired test against the reference: lower, higher, or cannot be told apart.
 
     >>> _paired_cell({"paired": {"only_first": 2, "only_second": 9, "p_value": 0.065, "told_apart": False}})
-    'cannot be told apart (p = 0.065; 2 texts named only here, 9 only there)'
+    'cannot be told apart (p = 0.065; 2 named only here, 9 only there)'
     """
     paired = release.get("paired")
     if not paired:
@@ -96,7 +96,7 @@ def _paired_cell(release: dict[str, Any]) -> str:
         return "not recorded (per-text outcomes not kept)"
     verdict = ("cannot be told apart" if not paired["told_apart"]
                else "lower at 95%" if paired["only_first"] < paired["only_second"] else "higher at 95%")
-    return (f"{verdict} (p = {paired['p_value']:.3g}; {paired['only_first']} texts named only here, "
+    return (f"{verdict} (p = {paired['p_value']:.3g}; {paired['only_first']} named only here, "
             f"{paired['only_second']} only there)")
 
 

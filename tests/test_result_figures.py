@@ -1,0 +1,253 @@
+"""Figures quoted from committed results: ``docs/hooks/result_figures.py`` fills each placeholder
+with the value read from a ``results.json`` (the lookup is :mod:`textveil.evaluation.quoted_figures`),
+fails the build with one line per problem where a placeholder names a folder, release or measure
+that does not exist, and fails it where a page quotes a measured figure by hand.
+
+Fixture pages and a tiny comparison under a temporary docs folder; the last tests read the
+committed docs/ (no site build: the hook's own check, page by page, in a second or two).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from conftest import REPO_ROOT, load_docs_hook
+from textveil.evaluation import quoted_figures, quoted_pages, quoted_tables
+
+NEEDS_MKDOCS = pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None,
+                                  reason="MkDocs is not installed: pip install -e \".[docs]\"")
+
+
+def _attack(top1: float, n: int = 150, training: str = "clean") -> dict:
+    return {"top1": top1, "n_unknown": n, "training": training}
+
+
+def _release(name: str, parameter: float | None, risk: tuple[str, str, float], similarity: float, fluency: float,
+             options: dict | None = None, topic: float = 0.02, seconds: float = 1.5, guarantee: str = "dp") -> dict:
+    attack, training, top1 = risk
+    attacks = {"char3-svm": _attack(0.01), "topic-svm": _attack(topic)}
+    attacks_release = {"char3-svm": _attack(0.01, training="release"), "topic-svm": _attack(0.0, training="release")}
+    (attacks if training == "clean" else attacks_release)[attack] = _attack(top1, training=training)
+    label = name + (f" [{', '.join(f'{k}={v}' for k, v in options.items())}]" if options else "")
+    setting = "default" if parameter is None else f"epsilon {parameter:g}"
+    return {"id": f"{label} {setting}", "mechanism": label, "name": name, "guarantee": guarantee,
+            "corpus_level": False, "parameter_name": "epsilon", "parameter": parameter, "setting": setting,
+            "options": options or {}, "risk": {"attack": attack, "training": training, "top1": top1},
+            "utility": {"semantic-similarity": {"value": similarity}, "fluency": {"value": fluency},
+                        "describing": {"value": 0.2}, "length-ratio": {"value": 1.1}},
+            "budget": {"kind": "dp", "per_document": {"median": 768.0, "largest": 3840.0, "texts": 150}},
+            "not_applicable": {}, "seconds": 10.0,
+            "point": {"seconds": {"release": seconds * 150, "release known texts": seconds * 300},
+                      "release": {"read_from_cache": 0}, "known_release": {"read_from_cache": 0},
+                      "attacks": attacks, "attacks_release": attacks_release}}
+
+
+COMPARISON = {
+    "kind": "comparison", "chance": 1 / 150, "floor": {"attack": "length", "top1": 0.04},
+    "corpora": {"risk_known": {"documents": 300}, "risk_unknown": {"documents": 150}},
+    "unmodified": {"risk": {"attack": "char3-svm", "training": "clean", "top1": 0.76},
+                   "attacks": {"char3-svm": _attack(0.76), "topic-svm": _attack(0.54)},
+                   "utility": {"semantic-similarity": {"value": 1.0}, "fluency": {"value": 1.0}}},
+    "releases": [
+        _release("emp", 10.0, ("word1-svm", "release", 7 / 150), 0.1659, 165.42, seconds=0.02),
+        _release("paraphrase", 25.0, ("length", "release", 4 / 150), 0.181, 14.36),
+        _release("paraphrase", 30.0, ("word1-svm", "clean", 13 / 150), 0.302, 0.767, topic=11 / 150),
+        _release("paraphrase", 8.0, ("char3-svm", "clean", 4 / 150), 0.195, 0.80, {"score": "public-base"}),
+        _release("restyle", 0.7, ("word1-svm", "release", 0.01), 0.433, 0.25, guarantee="none"),
+    ],
+    "frontier": {"semantic-similarity": {"pareto": ["emp epsilon 10", "paraphrase epsilon 30"], "best_under": [
+        {"max_risk": 0.05, "release": "emp epsilon 10", "utility": 0.1659, "risk": 7 / 150},
+        {"max_risk": 0.1, "release": "paraphrase epsilon 30", "utility": 0.302, "risk": 13 / 150}]}},
+}
+
+
+@pytest.fixture()
+def docs(tmp_path: Path) -> Path:
+    """A docs folder holding one committed comparison, results/cmp, and its README."""
+    folder = tmp_path / "docs" / "results" / "cmp"
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(json.dumps(COMPARISON), encoding="utf-8")
+    (folder / "README.md").write_text("# cmp\n", encoding="utf-8")
+    return tmp_path / "docs"
+
+
+def _fill(docs: Path, body: str) -> str:
+    return quoted_pages.ResultsLibrary(docs / "results").fill(body)
+
+
+@pytest.mark.parametrize(("body", "shown"), [
+    ('fig cmp "emp" 10 risk', "0.047"),
+    ("fig cmp emp 10 risk-interval", "0.047 [0.023, 0.093]"),
+    ('fig cmp "emp" 10 similarity', "0.166"),
+    ('fig cmp "emp" 10 fluency', "165"),
+    ('fig cmp "paraphrase" 25 fluency', "14.4"),
+    ('fig cmp "paraphrase" 30 fluency', "0.77"),
+    ('fig cmp "paraphrase" 30 describing', "0.20"),
+    ('fig cmp "paraphrase" 30 length', "1.10"),
+    ('fig cmp "paraphrase" 30 semantic-similarity .2', "0.30"),
+    ('fig cmp "paraphrase" 30 content-only', "0.073"),
+    ('fig cmp "paraphrase[score=public-base]" 8 risk', "0.027"),
+    ('fig cmp "paraphrase[score=public-base]" 8 epsilon-per-document', "768"),
+    ('fig cmp "restyle" 0.7 risk %', "1%"),
+    ("fig cmp unmodified risk", "0.760"),
+    ("fig cmp unmodified style-adds", "0.220"),
+    ("fig cmp chance", "0.007"),
+    ("fig cmp floor", "0.040"),
+    ("plain 0.40", "0.40"),
+])
+def test_a_placeholder_renders_the_value_of_the_committed_results(docs, body, shown):
+    assert _fill(docs, body) == shown
+
+
+def test_the_risk_interval_is_the_library_rate_interval_of_the_risk_attack():
+    from textveil.evaluation.intervals import rate_interval
+
+    release = quoted_figures.find_release(COMPARISON, "emp", "10")  # word1-svm, release-trained: 7 of 150
+    expected = rate_interval(7, 150)
+    assert quoted_figures.risk_interval_of(release)[1:] == pytest.approx((expected.low, expected.high))
+
+
+def test_tables_read_every_release_and_the_frontier(docs):
+    table = _fill(docs, "fig_table cmp risk similarity:.3 fluency")
+    rows = table.splitlines()
+    assert rows[0] == "| mechanism | setting | risk | semantic similarity | fluency (ratio) |"
+    assert rows[2] == "| unmodified text |  | 0.760 | 1.000 | 1.00 |"
+    assert "| emp * | epsilon 10 | 0.047 | 0.166 | 165 |" in rows
+    assert "| paraphrase [score=public-base] | epsilon 8 | 0.027 | 0.195 | 0.80 |" in rows
+    best = _fill(docs, "best_under cmp similarity").splitlines()
+    assert best[2:] == ["| 0.05 | emp, epsilon 10: 0.166 at risk 0.047 |",
+                        "| 0.10 | paraphrase, epsilon 30: 0.302 at risk 0.087 |"]
+
+
+def test_the_answers_follow_the_stated_rule():
+    found = dict(quoted_tables.answers(COMPARISON))
+    # readable (fluency ratio at most 2): public base at 8 and paraphrase at 30; the least risk of them
+    assert quoted_figures.release_label(found["readable"]) == "paraphrase[score=public-base] at 8"
+    # least risk: public base at 8 and paraphrase at 25 tie at 4 of 150; the higher similarity wins
+    assert quoted_figures.release_label(found["least risk"]) == "paraphrase[score=public-base] at 8"
+    # fastest: emp's release time per text is the least; restyle has no guarantee and never answers
+    assert quoted_figures.release_label(found["fastest"]) == "emp at 10"
+    left_out = dict(quoted_tables.answers(COMPARISON, left_out=["paraphrase[score=public-base] at 8"]))
+    assert quoted_figures.release_label(left_out["readable"]) == "paraphrase at 30"
+    assert quoted_figures.release_label(left_out["least risk"]) == "paraphrase at 25"
+
+
+def test_the_answer_table_cites_each_comparison_and_states_its_rule():
+    rows = [quoted_tables.AnswerRow("posts", "cmp", (("paraphrase[score=public-base] at 8", "a first design"),))]
+    table = quoted_tables.answer_table({"cmp": COMPARISON}, {"cmp": "results/cmp/README.md"}, rows)
+    assert table.startswith(quoted_tables.ANSWER_RULE)
+    lines = [line for line in table.splitlines() if line.startswith("| ") and "your texts" not in line]
+    assert len(lines) == 3 and all("[`cmp`](results/cmp/README.md)" in line for line in lines)
+    assert "| posts | readable | `paraphrase`, epsilon 30 | 0.087 (0.007) | 0.302 | 0.77 |" in lines[0]
+    assert "Not an answer: `paraphrase --set score=public-base`, epsilon 8 in `cmp`, a first design." in table
+
+
+# --- The hook: the build fails with one line naming the page, the placeholder and what is missing
+
+
+@pytest.fixture()
+def hook(docs):
+    module = load_docs_hook("result_figures")
+    config = {"docs_dir": str(docs)}
+    module.on_config(config)
+
+    def build(markdown: str, page: str = "guide/page.md") -> str:
+        return module.on_page_markdown(markdown, SimpleNamespace(file=SimpleNamespace(src_uri=page)), config, None)
+
+    return build
+
+
+@NEEDS_MKDOCS
+def test_the_hook_fills_placeholders_and_leaves_code_as_written(hook):
+    page = ('On [the comparison](../results/cmp/README.md), emp at epsilon 10 names {{ fig cmp "emp" 10 risk }}.\n\n'
+            "Write `{{ fig cmp \"emp\" 10 risk }}` in a page.\n\n```text\n{{ fig cmp chance }}\n```\n")
+    built = hook(page)
+    assert "emp at epsilon 10 names 0.047." in built
+    assert '`{{ fig cmp "emp" 10 risk }}`' in built and "{{ fig cmp chance }}\n```" in built
+
+
+@NEEDS_MKDOCS
+@pytest.mark.parametrize(("placeholder", "missing"), [
+    ('{{ fig cmp "emp" 12 risk }}', 'no release "emp" at 12 (it has: emp at 10, paraphrase at 25'),
+    ('{{ fig cmp "paraphrase[score=private]" 8 risk }}', 'no release "paraphrase[score=private]" at 8'),
+    ('{{ fig nowhere "emp" 10 risk }}', 'no results folder "nowhere" (no nowhere/results.json)'),
+    ('{{ fig cmp "emp" 10 sentiment-cosine }}', 'emp at 10 has no measure "sentiment-cosine" (it has: '),
+    ("{{ figs cmp chance }}", 'unknown placeholder "figs"'),
+])
+def test_an_unknown_folder_release_or_measure_fails_with_one_line(hook, placeholder, missing):
+    from mkdocs.exceptions import PluginError
+
+    with pytest.raises(PluginError) as failed:
+        hook(f"Measured: {placeholder}.\n", page="guide/page.md")
+    message = str(failed.value)
+    assert "\n" not in message
+    assert message.startswith(f"guide/page.md: {placeholder}: ")
+    assert missing in message
+
+
+@NEEDS_MKDOCS
+@pytest.mark.parametrize("page", [
+    "On [all users](../results/cmp/README.md), emp at epsilon 10 names 0.047 of the writers.\n",
+    "The risk is {{ fig cmp \"emp\" 10 risk }} and the similarity 0.166.\n",
+    "See docs/results/cmp for the run.\n\n| release | risk |\n|---|---:|\n| emp, epsilon 10 | 0.047 |\n",
+    "- **blog** ([report](../results/cmp/README.md)): risk 0.047 at\n  epsilon 10 (similarity\n  0.17).\n",
+])
+def test_a_page_quoting_a_figure_by_hand_fails(hook, page):
+    from mkdocs.exceptions import PluginError
+
+    with pytest.raises(PluginError) as failed:
+        hook(page, page="guide/page.md")
+    lines = str(failed.value).splitlines()
+    assert lines and all(line.startswith("guide/page.md: line ") and "typed by hand" in line for line in lines)
+    assert any("0.047" in line or "0.166" in line for line in lines)
+
+
+@NEEDS_MKDOCS
+def test_what_is_not_a_measured_figure_passes(hook):
+    page = "\n\n".join([
+        "On [the comparison](../results/cmp/README.md), textveil 0.5.0 at epsilon 0.5 and temperature 0.7,",
+        "under a risk of 0.10 or below 0.3, with `--set width=12.5` and {{ plain 0.40 }} of the meaning",
+        "named {{ fig cmp \"emp\" 10 risk }}.\n\n```bash\ntextveil compare --thresholds 0.05,0.1\n```",
+        "A page that cites no run may say 0.98x or 2.5 GB.",
+        "| a table | 0.5 |\n|---|---|\n| citing nothing | 0.25 |",
+    ])
+    assert "named 0.047." in hook(page)
+    # the measured record itself (results/) is not checked for figures typed by hand
+    assert hook("[the run](cmp/README.md): 0.047 and 0.166.\n", page="results/page.md")
+
+
+# --- The committed documentation
+
+
+def _user_pages() -> list[Path]:
+    docs = REPO_ROOT / "docs"
+    return [path for path in sorted(docs.rglob("*.md")) if not path.relative_to(docs).as_posix().startswith("results/")]
+
+
+@NEEDS_MKDOCS
+def test_every_page_of_the_documentation_fills_its_placeholders_and_quotes_no_figure_by_hand():
+    module = load_docs_hook("result_figures")
+    library = quoted_pages.ResultsLibrary(REPO_ROOT / "docs" / "results")
+    quotable = library.quotable()
+    problems = []
+    for path in _user_pages():
+        page = path.relative_to(REPO_ROOT / "docs").as_posix()
+        problems += module.check_page(path.read_text(encoding="utf-8"), page, library, quotable)[1]
+    assert not problems, "\n".join(problems)
+
+
+def test_which_mechanism_answers_from_the_committed_comparisons():
+    library = quoted_pages.ResultsLibrary(REPO_ROOT / "docs" / "results")
+    page = (REPO_ROOT / "docs" / "choosing-a-mechanism.md").read_text(encoding="utf-8")
+    assert "{{ answer_table }}" in page
+    table = library.fill("answer_table", "choosing-a-mechanism.md")
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "your texts" not in line]
+    assert len(rows) == 3 * len(quoted_tables.ANSWER_ROWS)
+    news = [row for row in rows if "c50-documents" in row]
+    assert len(news) == 3 and all("(results/c50-documents/README.md)" in row for row in news)
+    assert "(results/blog-cross-topic/README.md)" in table and "(results/frontier-blog-short/README.md)" in table

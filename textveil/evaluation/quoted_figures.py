@@ -1,0 +1,565 @@
+"""Figures quoted in the documentation, read from the committed ``results.json`` files at build time.
+
+The documentation quotes measured figures (a release's risk, its similarity, its fluency ratio)
+from the runs committed under ``docs/results/<name>/``: ``textveil compare`` comparisons, and
+``textveil evaluate`` sweeps (one mechanism's grid points, read as releases). A page writes a
+*placeholder* instead of the figure, and the site's build hook (``docs/hooks/result_figures.py``)
+replaces it with the value read from that folder's ``results.json``, so a figure cannot drift from
+the run it cites. This module looks one figure up and formats it;
+:mod:`textveil.evaluation.quoted_tables` renders whole tables and "Which mechanism?"'s answers;
+:mod:`textveil.evaluation.quoted_pages` fills a page and finds the figures it types by hand.
+
+A figure's placeholder (``FOLDER`` is a folder under ``docs/results/`` holding a ``results.json``,
+such as ``blog-cross-topic`` or ``pii-risk/blog-on``)::
+
+    {{ fig FOLDER RELEASE SETTING MEASURE [FORMAT] }}   one release's figure
+    {{ fig FOLDER unmodified MEASURE [FORMAT] }}        the unmodified text's
+    {{ fig FOLDER chance|floor [FORMAT] }}              blind guessing; the length attack on the originals
+
+- ``RELEASE`` is the mechanism's name, with its options in brackets where the release has any:
+  ``"emp"``, ``"paraphrase[score=public-base]"``, ``"paraphrase[vocabulary=8000, width=12]"``
+  (quoted where it holds a space). ``"paraphrase"`` is the release with no options, as by default.
+  In a sweep the options are only checked against the sweep's (a subset of them).
+- ``SETTING`` is the value of the swept parameter (``10``, ``0.7``), or ``default`` for a
+  mechanism without one (``random``, ``redact``).
+- ``MEASURE`` is one of :data:`RELEASE_MEASURES` (``risk``, ``risk-interval``; ``content-only``,
+  the best top-1 of ``topic-svm`` over the trainings, and ``style-adds``, the risk less it;
+  ``clean-trained`` and ``release-trained``, the best top-1 of one training; ``top1=ATTACK`` or
+  ``top1=ATTACK@TRAINING``; ``epsilon-per-document``, the budget's median over the released texts;
+  ``seconds-per-text``), a short name of :data:`UTILITY_NAMES` (``similarity``, ``fluency``,
+  ``describing``, ``length``) or any utility key of the results (``sentiment-cosine``,
+  ``attribute-f1``).
+- ``FORMAT`` (optional): ``.N`` for N decimals, ``%`` for a whole percentage; else the measure's
+  own rule (:func:`format_number`).
+
+>>> results = {"chance": 1 / 150, "releases": [
+...     {"name": "emp", "parameter": 10.0, "setting": "epsilon 10", "options": {},
+...      "risk": {"attack": "word1-svm", "training": "release", "top1": 7 / 150},
+...      "utility": {"semantic-similarity": {"value": 0.1659}, "fluency": {"value": 165.42}},
+...      "point": {"attacks": {"topic-svm": {"top1": 0.04, "n_unknown": 150}},
+...                "attacks_release": {"word1-svm": {"top1": 7 / 150, "n_unknown": 150},
+...                                    "topic-svm": {"top1": 0.02, "n_unknown": 150}}}}]}
+>>> render(results, 'fig blog-cross-topic "emp" 10 risk')
+'0.047'
+>>> render(results, 'fig blog-cross-topic emp 10 risk-interval')
+'0.047 [0.023, 0.093]'
+>>> [render(results, f"fig x emp 10 {measure}") for measure in ("similarity", "fluency", "content-only")]
+['0.166', '165', '0.040']
+>>> render(results, "fig x emp 10 risk %"), render(results, "fig x chance")
+('5%', '0.007')
+>>> render(results, "fig x emp 12 risk")
+Traceback (most recent call last):
+...
+textveil.evaluation.quoted_figures.FigureError: no release "emp" at 12 (it has: emp at 10)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from textveil.evaluation.intervals import rate_interval
+from textveil.evaluation.trainings import attack_lines, best_top1, is_content_only, result_of
+
+RELEASE_MEASURES = ("risk", "risk-interval", "content-only", "style-adds", "clean-trained", "release-trained",
+                    "epsilon-per-document", "seconds-per-text")
+"""Measures read from a release's attacks, budget and timing rather than from its utility; and
+``top1=ATTACK`` (one attack's best top-1 over its trainings) or ``top1=ATTACK@TRAINING``."""
+UTILITY_NAMES = {"similarity": "semantic-similarity", "fluency": "fluency", "describing": "describing",
+                 "length": "length-ratio"}
+"""Short names of the usual utility measures; any other utility key of a results.json works as it is."""
+RESULTS_MEASURES = ("chance", "floor")
+"""Figures of the whole comparison: blind guessing's top-1 and the length attack's on the originals."""
+
+
+class FigureError(ValueError):
+    """A placeholder that cannot be filled: its message says, on one line, what is missing."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Releases: a comparison's, or a sweep's points seen as releases
+
+
+def releases_of(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The releases of a results.json: a comparison's ``releases``, or a sweep's grid points
+    (``textveil evaluate``: one mechanism, ``points``) in the same shape, each with its ``point``.
+    A sweep's releases carry ``"sweep": True`` (their options are matched as a subset).
+
+    >>> sweep = {"plan": {"mechanism": "syntf", "mechanism_options": {}},
+    ...          "points": [{"label": "none", "parameter": None}, {"label": "20", "parameter": 20.0,
+    ...                     "risk": {"top1": 0.1}, "utility": {}}]}
+    >>> [(r["name"], r["parameter"]) for r in releases_of(sweep)]
+    [('syntf', 20.0)]
+    """
+    if isinstance(results.get("releases"), list):
+        return [release if "point" in release else {**release, "point": {}} for release in results["releases"]]
+    plan = results.get("plan") or {}
+    name = plan.get("mechanism") or (results.get("mechanism") or {}).get("mechanism")
+    releases = []
+    for point in results.get("points") or []:
+        if isinstance(point, dict) and isinstance(point.get("risk"), (int, float)):
+            if point.get("mechanism") not in (None, "original"):
+                releases.append(_summary_release(point))
+            continue
+        if not isinstance(point, dict) or point.get("label") == "none" or not _has_attacks(point):
+            continue
+        parameter = point.get("parameter")
+        releases.append({"name": name, "mechanism": name, "options": plan.get("mechanism_options") or {},
+                         "parameter": parameter, "setting": _setting(name, parameter, plan.get("parameter")),
+                         "risk": _risk_of_point(point), "utility": point.get("utility") or {},
+                         "not_applicable": {m: "" for m in results.get("utility_not_applicable") or []},
+                         "seconds": None, "guarantee": None, "corpus_level": False, "point": point, "sweep": True})
+    return releases
+
+
+def _setting(name: str | None, parameter: Any, parameter_name: str | None = None) -> str:
+    """A release's setting as a comparison states it (``epsilon 10``, ``temperature 0.7``,
+    ``default``), the parameter named by the mechanism's registry entry where results do not say."""
+    if parameter is None:
+        return "default"
+    if not parameter_name and name:
+        try:
+            from textveil.mechanisms.registry import MECHANISMS
+
+            swept = MECHANISMS.entry(name).swept
+            parameter_name = swept.name if swept is not None else None
+        except Exception:  # a mechanism this version no longer has: the bare value
+            parameter_name = None
+    return f"{parameter_name} {parameter:g}" if parameter_name else f"{parameter:g}"
+
+
+def _has_attacks(point: dict[str, Any]) -> bool:
+    return isinstance(point.get("risk"), dict) or bool(point.get("attacks"))
+
+
+def _risk_of_point(point: dict[str, Any]) -> dict[str, Any] | None:
+    """A point's risk as results.json states it; for results written before it was stated, the
+    best top-1 over its attacks and trainings (the same rule)."""
+    if isinstance(point.get("risk"), dict):
+        return point["risk"]
+    lines = [(attack, training, result) for attack, training, result in attack_lines(point)
+             if isinstance(result, dict) and result.get("top1") is not None]
+    if not lines:
+        return None
+    attack, training, result = max(lines, key=lambda line: float(line[2]["top1"]))
+    return {"attack": attack, "training": training, "top1": float(result["top1"])}
+
+
+def _summary_release(point: dict[str, Any]) -> dict[str, Any]:
+    """A point of a summary (``{"mechanism", "parameter", "risk": 0.13, "risk_by": "word1-svm
+    (clean)", "similarity", "attacks": {"word1-svm (clean)": 0.13}}``) as a release."""
+    attack, _, training = str(point.get("risk_by") or "").partition(" (")
+    attacks: dict[str, dict[str, Any]] = {"attacks": {}, "attacks_release": {}}
+    for line, top1 in (point.get("attacks") or {}).items():
+        name, _, kind = line.partition(" (")
+        attacks["attacks_release" if kind.startswith("release") else "attacks"][name] = {"top1": top1}
+    utility = {"semantic-similarity": {"value": point["similarity"]}} if point.get("similarity") is not None else {}
+    if point.get("stylometric_l2") is not None:
+        utility["stylometric-l2"] = {"value": point["stylometric_l2"]}
+    parameter = point.get("parameter")
+    return {"name": point.get("mechanism"), "mechanism": point.get("mechanism"), "options": point.get("options") or {},
+            "parameter": parameter, "setting": _setting(point.get("mechanism"), parameter),
+            "risk": {"attack": attack or None, "training": training.rstrip(")") or "clean", "top1": point["risk"]},
+            "utility": utility, "point": attacks, "sweep": False}
+
+
+def unmodified_of(results: dict[str, Any]) -> dict[str, Any] | None:
+    """The unmodified text's point (a comparison's ``unmodified``, a sweep's point ``none``), as a
+    release of name ``unmodified``; None where the results hold none."""
+    point = results.get("unmodified")
+    if point is None:
+        point = next((p for p in results.get("points") or [] if isinstance(p, dict) and p.get("label") == "none"),
+                     None)
+    if point is None:
+        original = next((p for p in results.get("points") or [] if isinstance(p, dict)
+                         and p.get("mechanism") == "original" and isinstance(p.get("risk"), (int, float))), None)
+        return None if original is None else {**_summary_release(original), "name": "unmodified", "setting": ""}
+    return {"name": "unmodified", "options": {}, "parameter": None, "setting": "", "risk": _risk_of_point(point),
+            "utility": point.get("utility") or {}, "point": point, "not_applicable": {}}
+
+
+def parse_label(label: str) -> tuple[str, dict[str, str]]:
+    """A release label's mechanism name and options.
+
+    >>> parse_label("paraphrase[vocabulary=8000, width=12]")
+    ('paraphrase', {'vocabulary': '8000', 'width': '12'})
+    >>> parse_label("emp")
+    ('emp', {})
+    """
+    found = re.fullmatch(r"\s*([\w.-]+)\s*(?:\[(.*)\])?\s*", label)
+    if not found:
+        raise FigureError(f'"{label}" is not a release label (NAME or NAME[OPTION=VALUE, ...])')
+    options = {}
+    for part in filter(None, (part.strip() for part in (found.group(2) or "").split(","))):
+        key, equals, value = part.partition("=")
+        if not equals:
+            raise FigureError(f'option "{part}" of "{label}" is not OPTION=VALUE')
+        options[key.strip()] = value.strip()
+    return found.group(1), options
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    try:
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+    except (TypeError, ValueError):
+        return str(a).strip().lower() == str(b).strip().lower()
+
+
+def _options_match(wanted: dict[str, str], options: dict[str, Any], subset: bool) -> bool:
+    if not subset and set(wanted) != set(options):
+        return False
+    return all(key in options and _same_value(value, options[key]) for key, value in wanted.items())
+
+
+def _setting_matches(setting: str, release: dict[str, Any]) -> bool:
+    if setting.lower() == "default":
+        return release.get("parameter") is None
+    return release.get("parameter") is not None and _same_value(setting, release["parameter"])
+
+
+def release_label(release: dict[str, Any]) -> str:
+    """How a placeholder names a release: ``emp at 10``, ``paraphrase[score=public-base] at 8``."""
+    options = release.get("options") or {}
+    name = release.get("name") or release.get("mechanism") or "?"
+    if options and not release.get("sweep"):
+        name += "[" + ", ".join(f"{key}={plain_value(value)}" for key, value in options.items()) + "]"
+    parameter = release.get("parameter")
+    return f"{name} at {'default' if parameter is None else plain_value(parameter)}"
+
+
+def plain_value(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def find_release(results: dict[str, Any], label: str, setting: str | None = None) -> dict[str, Any]:
+    """The one release of ``results`` that ``label`` (name and options) and ``setting`` name;
+    ``unmodified`` is the unmodified text. A :class:`FigureError` names what is missing.
+
+    >>> results = {"releases": [{"name": "emp", "parameter": 10.0, "options": {}},
+    ...                         {"name": "paraphrase", "parameter": 8.0, "options": {"score": "public-base"}}]}
+    >>> find_release(results, "paraphrase[score=public-base]", "8")["parameter"]
+    8.0
+    >>> find_release(results, "paraphrase", "8")
+    Traceback (most recent call last):
+    ...
+    textveil.evaluation.quoted_figures.FigureError: no release "paraphrase" at 8 (it has: emp at 10, paraphrase[score=public-base] at 8)
+    """
+    if label == "unmodified":
+        found = unmodified_of(results)
+        if found is None:
+            raise FigureError("no unmodified text in these results")
+        return found
+    name, wanted = parse_label(label)
+    releases = releases_of(results)
+    if not releases:
+        raise FigureError("these results hold no releases (neither a comparison's nor a sweep's points)")
+    matches = [release for release in releases
+               if name in (release.get("name"), release.get("mechanism"))
+               and _options_match(wanted, release.get("options") or {}, subset=bool(release.get("sweep")))
+               and (setting is None or _setting_matches(setting, release))]
+    if len(matches) == 1:
+        return matches[0]
+    where = f'"{label}"' + ("" if setting is None else f" at {setting}")
+    if not matches:
+        raise FigureError(f"no release {where} (it has: {', '.join(release_label(r) for r in releases)})")
+    raise FigureError(f"{len(matches)} releases match {where}: name the options or the setting")
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures
+
+
+def risk_of(release: dict[str, Any]) -> float:
+    """A release's risk: the best top-1 over its attacks and trainings, as results.json states it."""
+    risk = release.get("risk") or {}
+    if risk.get("top1") is None:
+        raise FigureError(f"{release_label(release)} has no risk")
+    return float(risk["top1"])
+
+
+def risk_interval_of(release: dict[str, Any]) -> tuple[float, float, float]:
+    """A release's risk and its 95% interval (:func:`textveil.evaluation.intervals.rate_interval`
+    of the attack result the risk names: ``round(top1 * n_unknown)`` of ``n_unknown``).
+
+    >>> release = {"name": "emp", "parameter": 10.0, "risk": {"attack": "svm", "training": "clean", "top1": 0.1},
+    ...            "point": {"attacks": {"svm": {"top1": 0.1, "n_unknown": 150}}}}
+    >>> [round(x, 3) for x in risk_interval_of(release)]
+    [0.1, 0.062, 0.158]
+    """
+    risk = release.get("risk") or {}
+    top1 = risk_of(release)
+    attack, training = risk.get("attack"), risk.get("training", "clean")
+    try:
+        result = result_of(release.get("point") or {}, attack, training) if attack else None
+    except KeyError:
+        result = None
+    if result is None:
+        raise FigureError(f"{release_label(release)}: no result of its risk's attack ({attack}, {training}) "
+                          "to draw an interval from")
+    if "top1_values" in result:
+        raise FigureError(f"{release_label(release)}: its risk is a mean over repeated releases (no interval)")
+    n = result.get("n_unknown")
+    if not n:
+        raise FigureError(f"{release_label(release)}: its risk's attack result has no n_unknown (no interval)")
+    interval = rate_interval(int(round(float(result["top1"]) * int(n))), int(n))
+    return top1, interval.low, interval.high
+
+
+def content_only_of(release: dict[str, Any]) -> float:
+    """The content-only risk: the best top-1 of the content-only attacks (``topic-svm``) over every training."""
+    found = best_top1(release.get("point") or {}, is_content_only)
+    if found is None:
+        raise FigureError(f"{release_label(release)} has no content-only attack (topic-svm) result")
+    return found
+
+
+def trained_risk_of(release: dict[str, Any], training: str) -> float:
+    """The best top-1 of the attacks trained one way (``clean`` or ``release``)."""
+    found = best_top1(release.get("point") or {}, trainings=[training])
+    if found is None:
+        raise FigureError(f"{release_label(release)} has no {training}-trained attack result")
+    return found
+
+
+def attack_top1_of(release: dict[str, Any], measure: str) -> float:
+    """``top1=ATTACK`` (its best over the trainings) or ``top1=ATTACK@TRAINING``.
+
+    >>> release = {"name": "syntf", "parameter": 30.0, "point": {"attacks": {"word1-svm": {"top1": 0.25}},
+    ...            "attacks_release": {"word1-svm": {"top1": 0.65}}}}
+    >>> attack_top1_of(release, "top1=word1-svm"), attack_top1_of(release, "top1=word1-svm@clean")
+    (0.65, 0.25)
+    """
+    attack, _, training = measure.removeprefix("top1=").partition("@")
+    found = best_top1(release.get("point") or {}, lambda name: name == attack, [training] if training else None)
+    if found is None:
+        raise FigureError(f"{release_label(release)} has no result of {attack}"
+                          + (f" ({training})" if training else ""))
+    return found
+
+
+def epsilon_per_document_of(release: dict[str, Any]) -> float:
+    """A release's epsilon per document: the median over its released texts (``budget``)."""
+    median = ((release.get("budget") or {}).get("per_document") or {}).get("median")
+    if median is None:
+        raise FigureError(f"{release_label(release)} has no budget per document (written before it was kept, "
+                          "or metric privacy)")
+    return float(median)
+
+
+def seconds_per_text_of(release: dict[str, Any], results: dict[str, Any]) -> float | None:
+    """The release time per text of one release: its point's measured release seconds (``release``
+    for the released texts, ``release known texts`` for the attacker's, each counted only where
+    it was not read from the release cache) over the texts released in them. Results without
+    these stage times fall back on the release's whole ``seconds`` over its released texts.
+    None where nothing was measured (every stage read from the cache).
+
+    >>> results = {"corpora": {"risk_known": {"documents": 200}, "risk_unknown": {"documents": 100}}}
+    >>> release = {"point": {"seconds": {"release": 2.0, "release known texts": 4.0},
+    ...                      "release": {"read_from_cache": 0}, "known_release": {"read_from_cache": 1}}}
+    >>> seconds_per_text_of(release, results)
+    0.02
+    """
+    point = release.get("point") or {}
+    corpora = results.get("corpora") or {}
+    known = (corpora.get("risk_known") or {}).get("documents")
+    unknown = (corpora.get("risk_unknown") or {}).get("documents")
+    stages = point.get("seconds") if isinstance(point.get("seconds"), dict) else {}
+    seconds = texts = 0.0
+    for stage, record, count in (("release", "release", unknown), ("release known texts", "known_release", known)):
+        if stage in stages and count and not (point.get(record) or {}).get("read_from_cache"):
+            seconds += float(stages[stage])
+            texts += count
+    if texts:
+        return seconds / texts
+    if not stages and release.get("seconds") and unknown:
+        return float(release["seconds"]) / unknown
+    return None
+
+
+def mechanism_seconds_per_text(results: dict[str, Any], release: dict[str, Any]) -> float | None:
+    """The median seconds per text over the settings of ``release``'s mechanism (same name and
+    options) whose release time was measured; None where none was."""
+    options = release.get("options") or {}
+    same = [other for other in releases_of(results)
+            if other.get("name") == release.get("name") and (other.get("options") or {}) == options]
+    measured = [found for found in (seconds_per_text_of(other, results) for other in same) if found is not None]
+    return statistics.median(measured) if measured else None
+
+
+def utility_key(measure: str) -> str:
+    """The results.json key of a utility measure's short name (others are keys already)."""
+    return UTILITY_NAMES.get(measure, measure)
+
+
+def utility_of(release: dict[str, Any], measure: str) -> float | None:
+    """A release's utility value under ``measure``; None where the measure does not apply to it
+    (a corpus-level release); a :class:`FigureError` where it was not measured."""
+    key = utility_key(measure)
+    if key in (release.get("not_applicable") or {}):
+        return None
+    value = ((release.get("utility") or {}).get(key) or {}).get("value")
+    if value is None:
+        held = ", ".join(sorted(release.get("utility") or {})) or "none"
+        raise FigureError(f'{release_label(release)} has no measure "{measure}" (it has: {held})')
+    return float(value)
+
+
+def results_figure(results: dict[str, Any], measure: str) -> float:
+    """``chance`` or ``floor`` of a comparison (a sweep's: of its unmodified point's attacks)."""
+    if measure == "chance":
+        chance = results.get("chance")
+        if chance is None:  # a sweep: each attack result states the chance of its top-k
+            unmodified = unmodified_of(results) or {}
+            for result in (unmodified.get("point") or {}).get("attacks", {}).values():
+                if result.get("chance"):
+                    return float(result["chance"][0])
+            raise FigureError("these results state no chance level")
+        return float(chance)
+    floor = (results.get("floor") or {}).get("top1")
+    if floor is None:
+        unmodified = (unmodified_of(results) or {}).get("point") or {}
+        floor = ((unmodified.get("attacks") or {}).get("length") or {}).get("top1")
+    if floor is None:
+        raise FigureError("these results state no length floor")
+    return float(floor)
+
+
+# ---------------------------------------------------------------------------------------------
+# Formatting
+
+
+def format_number(value: float | None, measure: str, style: str | None = None) -> str:
+    """A figure as the pages print it: ``.N`` decimals or ``%`` where asked, else the measure's
+    own rule (fluency ratios: 155, 14.4, 0.79; epsilon per document: 3,840; seconds: 2
+    significant digits; the rest three decimals, ``describing`` and ``length`` two).
+
+    >>> format_number(14.363, "fluency"), format_number(3840.0, "epsilon-per-document"), format_number(0.2, "risk")
+    ('14.4', '3,840', '0.200')
+    >>> format_number(0.3, "seconds-per-text"), format_number(0.84667, "risk", "%"), format_number(None, "fluency")
+    ('0.30', '85%', 'n/a')
+    """
+    if value is None:
+        return "n/a"
+    if style == "%":
+        return f"{value * 100:.0f}%"
+    if style:
+        digits = int(style.lstrip("."))
+        return f"{value:.{digits}f}"
+    if measure == "fluency":
+        return f"{value:.0f}" if abs(value) >= 100 else f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
+    if measure == "epsilon-per-document":
+        return f"{value:,.0f}" if abs(value) >= 100 else f"{value:g}"
+    if measure == "seconds-per-text":
+        return f"{value:#.2g}" if value < 10 else f"{value:.0f}"
+    if measure in ("describing", "length-ratio", "length"):
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One ``fig`` placeholder, parsed: the folder, the release (None for a comparison's own
+    figure), its setting, the measure and the format."""
+
+    folder: str
+    release: str | None
+    setting: str | None
+    measure: str
+    style: str | None = None
+
+
+def _style(tokens: list[str]) -> str | None:
+    if tokens and re.fullmatch(r"\.\d|%", tokens[-1]):
+        return tokens.pop()
+    return None
+
+
+def parse_figure(body: str) -> Figure:
+    """A ``fig`` placeholder's body (what lies between the braces), parsed.
+
+    >>> parse_figure('fig blog-cross-topic "paraphrase[score=public-base]" 8 risk-interval')
+    Figure(folder='blog-cross-topic', release='paraphrase[score=public-base]', setting='8', measure='risk-interval', style=None)
+    >>> parse_figure("fig c50-documents unmodified risk .2").style
+    '.2'
+    >>> parse_figure("fig c50-documents emp risk")
+    Traceback (most recent call last):
+    ...
+    textveil.evaluation.quoted_figures.FigureError: a figure is "fig FOLDER RELEASE SETTING MEASURE [.N|%]", "fig FOLDER unmodified MEASURE" or "fig FOLDER chance|floor"
+    """
+    usage = ('a figure is "fig FOLDER RELEASE SETTING MEASURE [.N|%]", "fig FOLDER unmodified MEASURE" '
+             'or "fig FOLDER chance|floor"')
+    try:
+        tokens = shlex.split(body)
+    except ValueError as error:
+        raise FigureError(f"{usage} ({error})") from None
+    if not tokens or tokens[0] != "fig":
+        raise FigureError(usage)
+    tokens = tokens[1:]
+    style = _style(tokens)
+    if len(tokens) == 2 and tokens[1] in RESULTS_MEASURES:
+        return Figure(tokens[0], None, None, tokens[1], style)
+    if len(tokens) == 3 and tokens[1] == "unmodified":
+        return Figure(tokens[0], "unmodified", None, tokens[2], style)
+    if len(tokens) == 4:
+        return Figure(tokens[0], tokens[1], tokens[2], tokens[3], style)
+    raise FigureError(usage)
+
+
+def release_value(results: dict[str, Any], release: dict[str, Any],
+                  measure: str) -> float | tuple[float, float, float] | None:
+    """One release's figure under ``measure`` (a risk with its interval: three values; a utility
+    that does not apply to the release: None)."""
+    if measure == "risk":
+        return risk_of(release)
+    if measure == "risk-interval":
+        return risk_interval_of(release)
+    if measure == "content-only":
+        return content_only_of(release)
+    if measure == "style-adds":
+        return risk_of(release) - content_only_of(release)
+    if measure in ("clean-trained", "release-trained"):
+        return trained_risk_of(release, measure.split("-")[0])
+    if measure.startswith("top1="):
+        return attack_top1_of(release, measure)
+    if measure == "epsilon-per-document":
+        return epsilon_per_document_of(release)
+    if measure == "seconds-per-text":
+        found = seconds_per_text_of(release, results)
+        if found is None:
+            raise FigureError(f"{release_label(release)}: its release time was not measured (read from the cache)")
+        return found
+    return utility_of(release, measure)
+
+
+def figure_value(results: dict[str, Any], figure: Figure) -> float | tuple[float, float, float] | None:
+    """The value a parsed ``fig`` placeholder stands for (a risk with its interval: three values)."""
+    if figure.release is None:
+        return results_figure(results, figure.measure)
+    return release_value(results, find_release(results, figure.release, figure.setting), figure.measure)
+
+
+def format_key(measure: str) -> str:
+    """The formatting rule a measure follows (an attack's top-1 is a risk)."""
+    if measure.startswith("top1=") or measure.endswith("-trained") or measure in RESULTS_MEASURES + ("style-adds",):
+        return "risk"
+    return utility_key(measure)
+
+
+def render_figure(results: dict[str, Any], figure: Figure) -> str:
+    """A parsed ``fig`` placeholder's text."""
+    value = figure_value(results, figure)
+    measure = format_key(figure.measure)
+    if isinstance(value, tuple):
+        risk, low, high = (format_number(part, "risk", figure.style) for part in value)
+        return f"{risk} [{low}, {high}]"
+    return format_number(value, measure, figure.style)
+
+
+def render(results: dict[str, Any], body: str) -> str:
+    """A ``fig`` placeholder's text from ``results`` (the folder it names is not read: see
+    :class:`ResultsLibrary` for placeholders naming their own folder)."""
+    return render_figure(results, parse_figure(body))

@@ -1,0 +1,277 @@
+"""Whole tables read from a committed results.json, and "Which mechanism?"'s answers.
+
+Placeholders (filled by :class:`textveil.evaluation.quoted_pages.ResultsLibrary`)::
+
+    {{ fig_table FOLDER MEASURE[:FORMAT]... }}   every release of a run, a row each (the unmodified
+                                                 text first, then by risk); * marks the frontier
+    {{ best_under FOLDER [MEASURE] }}            "at a risk of at most r, the most useful release"
+    {{ answer_table }}                           "Which mechanism?"'s rule and answers (ANSWER_ROWS)
+
+**Which mechanism?** :func:`answers` picks three releases of one comparison by a stated rule
+(:data:`ANSWER_RULE`): the least risk among the releases that read (fluency ratio at most
+:data:`READABLE_FLUENCY`), the least risk of all, and the least risk of the fastest mechanism;
+:data:`ANSWER_ROWS` says which committed comparison answers which kind of text and threat.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from textveil.evaluation.quoted_figures import (RELEASE_MEASURES, FigureError, find_release, format_key,
+                                                format_number, mechanism_seconds_per_text, plain_value,
+                                                release_label, release_value, releases_of, results_figure,
+                                                risk_of, unmodified_of, utility_key)
+from textveil.evaluation.release_intervals import READABLE_FLUENCY  # the reports' rule of a release that reads
+
+HEADINGS = {"risk": "risk", "risk-interval": "risk (95% interval)", "content-only": "content only",
+            "style-adds": "style adds", "semantic-similarity": "semantic similarity", "fluency": "fluency (ratio)",
+            "describing": "describes", "length-ratio": "length ratio", "sentiment-cosine": "sentiment cosine",
+            "attribute-f1": "attribute F1", "epsilon-per-document": "epsilon per document (median)",
+            "seconds-per-text": "seconds per text", "unigram-cosine": "unigram cosine"}
+"""A table column's heading, by measure (others: the measure's key, hyphens as spaces)."""
+
+
+def _heading(column: str) -> str:
+    key = utility_key(column.partition(":")[0])
+    return HEADINGS.get(key, key.replace("-", " "))
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _release_name(release: dict[str, Any]) -> str:
+    options = release.get("options") or {}
+    name = release.get("name") or "?"
+    if options and not release.get("sweep"):
+        name += " [" + ", ".join(f"{key}={plain_value(value)}" for key, value in options.items()) + "]"
+    return name
+
+
+def _table_cell(release: dict[str, Any], results: dict[str, Any], column: str) -> str:
+    """A table cell: ``MEASURE`` (utilities at two decimals, fluency by its own rule, risks at
+    three) or ``MEASURE:.N``; "–" where the release has no such figure."""
+    measure, _, style = column.partition(":")
+    try:
+        value = release_value(results, release, measure)
+    except FigureError:
+        return "–"
+    key = format_key(measure)
+    if isinstance(value, tuple):
+        risk, low, high = (format_number(part, "risk", style or None) for part in value)
+        return f"{risk} [{low}, {high}]"
+    if not style and value is not None and key not in ("risk", "risk-interval", "content-only", "fluency",
+                                                        "epsilon-per-document", "seconds-per-text"):
+        style = ".2"
+    return format_number(value, key, style or None)
+
+
+def comparison_table(results: dict[str, Any], measures: Sequence[str]) -> str:
+    """Every release of a comparison, a row each (the unmodified text first, then by risk), with
+    ``measures`` as columns; ``*`` marks a release on at least one utility measure's frontier.
+
+    >>> results = {"unmodified": {"risk": {"top1": 0.9}, "utility": {"fluency": {"value": 1.0}}},
+    ...            "releases": [{"id": "emp epsilon 10", "name": "emp", "parameter": 10.0, "setting": "epsilon 10",
+    ...                          "risk": {"top1": 0.1}, "utility": {"fluency": {"value": 155.0}}}],
+    ...            "frontier": {"fluency": {"pareto": ["emp epsilon 10"]}}}
+    >>> print(comparison_table(results, ["risk", "fluency"]))
+    | mechanism | setting | risk | fluency (ratio) |
+    |---|---|---:|---:|
+    | unmodified text |  | 0.900 | 1.00 |
+    | emp * | epsilon 10 | 0.100 | 155 |
+    """
+    for column in measures:
+        measure, _, style = column.partition(":")
+        if style and not re.fullmatch(r"\.\d|%", style):
+            raise FigureError(f'column "{column}": a format is .N or %')
+        if measure not in RELEASE_MEASURES and not measure.startswith("top1=") and not any(
+                utility_key(measure) in (release.get("utility") or {}) for release in releases_of(results)):
+            raise FigureError(f'no release has the measure "{measure}"')
+    on_frontier = {identifier for entry in (results.get("frontier") or {}).values()
+                   for identifier in entry.get("pareto") or []}
+    lines = ["| mechanism | setting | " + " | ".join(_heading(column) for column in measures) + " |",
+             "|---|---|" + "---:|" * len(measures)]
+    unmodified = unmodified_of(results)
+    rows = ([("unmodified text", "", unmodified)] if unmodified and unmodified.get("risk") else [])
+    for release in sorted(releases_of(results), key=lambda r: (r.get("risk") or {}).get("top1", math.inf)):
+        mark = " *" if release.get("id") in on_frontier else ""
+        rows.append((_release_name(release) + mark, release.get("setting") or "", release))
+    for name, setting, release in rows:
+        lines.append(f"| {_cell(name)} | {_cell(setting)} | "
+                     + " | ".join(_table_cell(release, results, m) for m in measures) + " |")
+    return "\n".join(lines)
+
+
+def best_under_table(results: dict[str, Any], measure: str = "similarity") -> str:
+    """The comparison's "at a risk of at most r, the most useful release" table for one utility
+    measure (its committed frontier), thresholds with the same answer on one row.
+
+    >>> results = {"releases": [{"id": "emp epsilon 10", "name": "emp", "parameter": 10.0, "setting": "epsilon 10"}],
+    ...            "frontier": {"semantic-similarity": {"best_under": [
+    ...                {"max_risk": 0.1, "release": None}, {"max_risk": 0.2, "release": "emp epsilon 10",
+    ...                 "utility": 0.181, "risk": 0.153}, {"max_risk": 0.3, "release": "emp epsilon 10",
+    ...                 "utility": 0.181, "risk": 0.153}]}}}
+    >>> print(best_under_table(results))
+    | at a risk of at most | the most useful release (semantic similarity) |
+    |---:|---|
+    | 0.10 | none |
+    | 0.20, 0.30 | emp, epsilon 10: 0.181 at risk 0.153 |
+    """
+    key = utility_key(measure)
+    frontier = (results.get("frontier") or {}).get(key)
+    if not frontier or "best_under" not in frontier:
+        raise FigureError(f'no frontier of "{measure}" in these results')
+    by_id = {release.get("id"): release for release in releases_of(results)}
+    answers: list[tuple[list[str], str]] = []
+    for best in frontier["best_under"]:
+        chosen = by_id.get(best.get("release"))
+        if chosen is None:
+            text = "none"
+        else:
+            setting = chosen.get("setting") or ""
+            text = (f"{_release_name(chosen)}{', ' + setting if setting and setting != 'default' else ''}: "
+                    f"{format_number(best['utility'], key)} at risk {format_number(best['risk'], 'risk')}")
+        if answers and answers[-1][1] == text:
+            answers[-1][0].append(f"{best['max_risk']:.2f}")
+        else:
+            answers.append(([f"{best['max_risk']:.2f}"], text))
+    lines = [f"| at a risk of at most | the most useful release ({_heading(key)}) |", "|---:|---|"]
+    lines += [f"| {', '.join(thresholds)} | {_cell(text)} |" for thresholds, text in answers]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Which mechanism?
+
+
+@dataclass(frozen=True)
+class AnswerRow:
+    """One kind of text and threat of "Which mechanism?", the comparison that answers it, and the
+    releases of that comparison that may not answer, each with the reason the page states
+    (``("paraphrase[score=public-base] at 8", "why")``: :func:`release_label`'s names)."""
+
+    texts: str
+    folder: str
+    left_out: tuple[tuple[str, str], ...] = ()
+
+
+ANSWER_ROWS = (
+    AnswerRow("blog posts, reviews; the attacker holds other posts of the same stream", "frontier-blog-short"),
+    AnswerRow("blog posts, reviews; the attacker holds the writers' texts on other topics", "blog-cross-topic"),
+    AnswerRow("news articles, whole documents", "c50-documents"),
+)
+"""Which committed comparison answers which kind of text: the same-stream blog frontier (150
+users, entity stage on), the cross-topic blog comparison, and whole C50 news articles."""
+
+ANSWER_RULE = (
+    "Each row is read from the comparison it names, among its releases with a formal guarantee, "
+    "text by text (a release with no guarantee, such as `restyle`, is measured beside them and never "
+    f"an answer): **readable** is the least risk among the releases whose fluency ratio is at most "
+    f"{READABLE_FLUENCY:g}; **least risk** the least risk of all; **fastest** the least risk of the "
+    "mechanism that released fastest, in seconds per text: the release time measured for the released "
+    "and the attacker's texts over their number, the median over the mechanism's settings (a setting "
+    "read back from the cache is not timed). Ties go to the higher semantic similarity."
+)
+"""The rule of :func:`answers`, as "Which mechanism?" states it above its table."""
+
+
+def _answerable(release: dict[str, Any]) -> bool:
+    return (release.get("guarantee") not in (None, "none") and not release.get("corpus_level")
+            and (release.get("risk") or {}).get("top1") is not None)
+
+
+def _least_risk(releases: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    def order(release: dict[str, Any]) -> tuple[float, float]:
+        similarity = ((release.get("utility") or {}).get("semantic-similarity") or {}).get("value")
+        return float(release["risk"]["top1"]), -(similarity if similarity is not None else -math.inf)
+    return min(releases, key=order, default=None)
+
+
+def answers(results: dict[str, Any], left_out: Collection[str] = ()) -> list[tuple[str, dict[str, Any] | None]]:
+    """The three answers of one comparison by :data:`ANSWER_RULE`: ``("readable", release)``,
+    ``("least risk", release)`` and ``("fastest", release)``; None where no release qualifies.
+    The releases named in ``left_out`` (:func:`release_label`) are not candidates.
+
+    >>> def release(name, parameter, risk, fluency, seconds):
+    ...     return {"name": name, "parameter": parameter, "options": {}, "guarantee": "dp",
+    ...             "risk": {"top1": risk}, "utility": {"fluency": {"value": fluency}},
+    ...             "point": {"seconds": {"release": seconds}, "release": {}}}
+    >>> results = {"corpora": {"risk_unknown": {"documents": 10}},
+    ...            "releases": [release("emp", 10, 0.11, 155, 0.1), release("paraphrase", 25, 0.08, 10.7, 3),
+    ...                         release("paraphrase", 30, 0.23, 0.79, 4)]}
+    >>> [(want, release_label(found)) for want, found in answers(results)]
+    [('readable', 'paraphrase at 30'), ('least risk', 'paraphrase at 25'), ('fastest', 'emp at 10')]
+    """
+    candidates = [release for release in releases_of(results)
+                  if _answerable(release) and release_label(release) not in left_out]
+    readable = []
+    for release in candidates:
+        fluency = ((release.get("utility") or {}).get("fluency") or {}).get("value")
+        if fluency is not None and fluency <= READABLE_FLUENCY:
+            readable.append(release)
+    speeds: dict[tuple[str, str], float] = {}
+    for release in candidates:
+        speed = mechanism_seconds_per_text(results, release)
+        if speed is not None:
+            speeds[(release.get("name"), json.dumps(release.get("options") or {}, sort_keys=True))] = speed
+    fastest = None
+    if speeds:
+        name, options = min(speeds, key=speeds.get)
+        fastest = _least_risk(r for r in candidates if r.get("name") == name
+                              and json.dumps(r.get("options") or {}, sort_keys=True) == options)
+    return [("readable", _least_risk(readable)), ("least risk", _least_risk(candidates)), ("fastest", fastest)]
+
+
+def release_command(release: dict[str, Any]) -> str:
+    """How "Which mechanism?" names a release: the mechanism, its options as ``--set``, its setting.
+
+    >>> release_command({"name": "paraphrase", "options": {"score": "public-base"}, "parameter": 8.0,
+    ...                  "parameter_name": "epsilon"})
+    '`paraphrase --set score=public-base`, epsilon 8'
+    """
+    options = " ".join(f"--set {key}={plain_value(value)}" for key, value in (release.get("options") or {}).items())
+    command = f"`{release.get('name')}{' ' + options if options else ''}`"
+    parameter = release.get("parameter")
+    if parameter is None:
+        return command
+    return f"{command}, {release.get('parameter_name') or 'setting'} {plain_value(parameter)}"
+
+
+def answer_table(comparisons: dict[str, dict[str, Any]], links: dict[str, str],
+                 rows: Sequence[AnswerRow] = ANSWER_ROWS) -> str:
+    """"Which mechanism?"'s answers: the rule (:data:`ANSWER_RULE`), then a table with, for each
+    row, its three :func:`answers`, each with its risk (and chance), similarity, fluency ratio and
+    the mechanism's seconds per text, citing the comparison (``links``: the folder's page, relative
+    to the page that shows the table)."""
+    notes: list[str] = []
+    lines = [ANSWER_RULE, "", "| your texts | you want | release with | risk (chance) | similarity | fluency ratio "
+             "| seconds per text | measured in |", "|---|---|---|---:|---:|---:|---:|---|"]
+    for row in rows:
+        results = comparisons[row.folder]
+        chance = format_number(results_figure(results, "chance"), "chance")
+        cite = f"[`{row.folder}`]({links[row.folder]})"
+        for label, why in row.left_out:
+            name, _, setting = label.rpartition(" at ")
+            left = find_release(results, name, setting)  # a release left out must exist, or the note is stale
+            notes.append(f"{release_command(left)} in `{row.folder}`, {why}")
+        for index, (want, release) in enumerate(answers(results, [label for label, _ in row.left_out])):
+            texts = row.texts if index == 0 else "the same"
+            if release is None:
+                lines.append(f"| {texts} | {want} | none measured | | | | | {cite} |")
+                continue
+            similarity = ((release.get("utility") or {}).get("semantic-similarity") or {}).get("value")
+            fluency = ((release.get("utility") or {}).get("fluency") or {}).get("value")
+            lines.append(f"| {texts} | {want} | {release_command(release)} "
+                         f"| {format_number(risk_of(release), 'risk')} ({chance}) "
+                         f"| {format_number(similarity, 'semantic-similarity')} "
+                         f"| {format_number(fluency, 'fluency')} "
+                         f"| {format_number(mechanism_seconds_per_text(results, release), 'seconds-per-text')} "
+                         f"| {cite} |")
+    if notes:
+        lines += ["", "Not an answer: " + "; ".join(notes) + "."]
+    return "\n".join(lines)
