@@ -10,6 +10,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from textveil.attacks.registry import DEFAULT_ATTACKS
@@ -20,7 +21,9 @@ from textveil.cli.options import (
     Decoder,
     FIRST_LABELS,
     given_options,
+    ESTIMATE,
     KNOWN_PER_LABEL,
+    MINUTES,
     language_model_option,
     load_cli_embeddings,
     mechanism_of,
@@ -206,14 +209,8 @@ def evaluate(
     unmodified: bool = typer.Option(
         True, "--unmodified/--no-unmodified", help="Also measure the unmodified text (the reference row); "
         "--no-unmodified when another run of the same corpora already has."),
-    estimate: bool = typer.Option(
-        True, "--estimate/--no-estimate", help="Before the sweep, time a pilot of each value (a few texts released "
-        "with a seed of their own, never kept) and say the expected time of each and of the whole run; results.json "
-        "keeps it ('estimate') beside the time taken. The releases are the same either way."),
-    minutes: Optional[float] = typer.Option(
-        None, help="Fit the sweep in about this many minutes: from the estimate, run on the most authors (the first "
-        "ones, as --first-labels takes them) that fit, and say the 95% interval of the risk that buys; an error where "
-        "not even 2 authors fit."),
+    estimate: bool = ESTIMATE,
+    minutes: Optional[float] = MINUTES,
     entity_stage: object = None,
 ) -> None:
     """Sweep a mechanism over a parameter grid; attack and measure each release; write a report."""
@@ -264,7 +261,7 @@ def evaluate(
         raise InputError(f"--out '{out}' is a file; give a folder for the report")
     with progress_bar() as progress:
         task = progress.add_task("evaluating", total=len(values) + 2)
-        say = lambda message: progress.console.print(f"[dim]{message}[/dim]")  # noqa: E731
+        say = lambda message: progress.console.print(f"[dim]{escape(message)}[/dim]")  # noqa: E731
         estimated = None
         if estimate or minutes is not None:
             corpora, estimated = estimate_experiment(
@@ -277,6 +274,7 @@ def evaluate(
         )
         if estimated is not None:
             results["estimate"] = experiment_measured(estimated, results)
+            say(estimated.closing(results["estimate"]["measured_seconds"]["total"]))
     written = write_report(results, out, title=f"textveil evaluation: {mechanism} on {corpora.risk_known.name}")
     stderr.print(f"report written to {written['report.html']} (and {', '.join(sorted(p.name for p in written.values() if p.suffix != '.html'))})")
 

@@ -14,12 +14,15 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.markup import escape
 
 from textveil.cli.console import stderr
 from textveil.cli.entity_options import with_entity_options
 from textveil.cli.options import (
     FIRST_LABELS,
+    ESTIMATE,
     KNOWN_PER_LABEL,
+    MINUTES,
     language_model_option,
     require_parameters,
     SPLIT,
@@ -106,6 +109,11 @@ def compare(
     same_key: bool = typer.Option(
         True, "--same-key/--no-same-key", help="pivot: also fit the attacks on the known texts encoded with the "
         "unknown texts under one key, as one corpus release (the attack a corpus release implies)."),
+    estimate: bool = ESTIMATE,
+    minutes: Optional[float] = MINUTES,
+    reference: Optional[str] = typer.Option(
+        None, help="LABEL:SETTING of the release every other is tested against in pairs (McNemar's exact test on "
+        "which texts each names), e.g. emp:10; default: emp at 10 when compared."),
     entity_stage: object = None,
 ) -> None:
     """Compare mechanisms on one split: the same attacks and utility for every release, one frontier."""
@@ -119,6 +127,7 @@ def compare(
         validate_comparison,
     )
     from textveil.evaluation.comparison_state import load_state_seed, save_state_seed
+    from textveil.evaluation.experiment_plan import EvaluationCorpora
     from textveil.evaluation.comparison_report import write_comparison_report
     from textveil.evaluation.trainings import parse_trainings
 
@@ -142,15 +151,20 @@ def compare(
         trainings=parse_trainings(trainings), seed=run_seed, top_k=top_k, collapse_per_label=collapse_per_label,
         embeddings=embeddings, language_model=None if language_model is None else str(language_model.resolve()),
         thresholds=risks,
-        entities=entity_stage, same_key=same_key,
+        entities=entity_stage, same_key=same_key, reference=reference,
     )
-    corpora = load_evaluation_corpora(
-        risk_corpus, risk_unknown=risk_unknown, utility_corpus=utility_corpus, text_field=text_field,
-        label_field=label_field, utility_label_field=utility_label_field, known_per_label=known_per_label,
-        unknown_per_label=unknown_per_label, encoding=encoding, seed=0 if run_seed is None else run_seed,
-        attribute_field=attribute_field, labels_limit=first_labels, texts_per_label=texts_per_label,
-        split=split, topic_field=topic_field, topics=topics,
-    )
+
+    def load(labels_limit: int | None) -> EvaluationCorpora:
+        """The corpora, cut to the first ``labels_limit`` authors (``--first-labels``; ``--minutes`` too)."""
+        return load_evaluation_corpora(
+            risk_corpus, risk_unknown=risk_unknown, utility_corpus=utility_corpus, text_field=text_field,
+            label_field=label_field, utility_label_field=utility_label_field, known_per_label=known_per_label,
+            unknown_per_label=unknown_per_label, encoding=encoding, seed=0 if run_seed is None else run_seed,
+            attribute_field=attribute_field, labels_limit=labels_limit, texts_per_label=texts_per_label,
+            split=split, topic_field=topic_field, topics=topics,
+        )
+
+    corpora = load(first_labels)
     validate_comparison(plan, corpora)
     if drawn and run_seed is not None:  # a seed the user gave is given again; a drawn one is kept
         save_state_seed(out, run_seed)
@@ -161,9 +175,11 @@ def compare(
             corpora, plan,
             state_folder=None if no_cache else cache_root() / "comparisons",
             release_cache_folder=None if no_cache else cache_root() / "releases",
-            log=lambda message: progress.console.print(f"[dim]{message}[/dim]"),
+            # escaped: a mechanism's label holds brackets (paraphrase [score=public-base]), not markup
+            log=lambda message: progress.console.print(f"[dim]{escape(message)}[/dim]"),
             progress=lambda stage, done, total: progress.update(task, completed=done, total=total, description=stage),
             text_progress=texts_progress(progress),
+            estimate=estimate, minutes=minutes, restrict=load,
         )
     names = ", ".join(spec.label for spec in specs)
     written = write_comparison_report(results, out, title=f"textveil comparison: {names} on {corpora.risk_known.name}")

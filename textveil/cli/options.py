@@ -159,6 +159,14 @@ TEXTS_PER_LABEL = typer.Option(
     None, "--texts-per-label", help="Keep only each author's first T texts (of a single corpus before its "
     "known/unknown split; of each, given apart).")
 # How a single risk corpus is split into known and judged texts (evaluate, compare; textveil.evaluation.splits).
+ESTIMATE = typer.Option(
+    True, "--estimate/--no-estimate", help="Before the long work, time a pilot of each setting (a few texts "
+    "released with a seed of their own, never kept) and say the expected time of each and of the whole run; "
+    "results.json keeps it ('estimate') beside the time taken. The releases are the same either way.")
+MINUTES = typer.Option(
+    None, help="Fit the run in about this many minutes: from the estimate, run on the most authors (the first "
+    "ones, as --first-labels takes them) that fit, and say the 95% interval of the risk that buys; an error where "
+    "not even 2 authors fit.")
 KNOWN_PER_LABEL = typer.Option(
     None, help="Per author, the first K texts are known (single corpus; cross-topic: at most K, from the main "
     "topic or the fewest topics that hold K).")

@@ -48,6 +48,7 @@ from typing import Any
 from textveil.errors import InvalidParameterError
 from textveil.evaluation.attack_cache import AttackCache
 from textveil.evaluation.code_words import releases_code_words
+from textveil.evaluation.compared_mechanism import ComparedMechanism, _shown, parse_compared_mechanism  # noqa: F401
 from textveil.evaluation.experiment import Sweep, SweepPoint, build_sweep, describe_corpus, release_points
 from textveil.evaluation.experiment_plan import (
     UNMODIFIED,
@@ -59,20 +60,9 @@ from textveil.evaluation.experiment_plan import (
 from textveil.evaluation.comparison_state import PointStore, budget_readable, lacks_outcomes, rebuildable, stale
 from textveil.evaluation.release_cache import ReleaseCache
 from textveil.evaluation.sweep_clock import SweepClock
-from textveil.evaluation.time_estimate import (
-    Counts,
-    Pilot,
-    PointPlan,
-    PointTarget,
-    RunEstimate,
-    SharedPlan,
-    attack_cache_holds,
-    authors_within,
-    duration,
-    estimate_run,
-    plan_point,
-    run_pilot,
-)
+from textveil.evaluation.time_estimate import RunEstimate, authors_within, estimate_run
+from textveil.evaluation.time_pilot import Pilot, run_pilot
+from textveil.evaluation.time_plan import Counts, PointPlan, PointTarget, SharedPlan, attack_cache_holds, plan_point
 from textveil.evaluation.trainings import TRAININGS
 from textveil.evaluation.utility_tasks import UTILITY_TASKS
 from textveil.machine import describe_machine
@@ -101,103 +91,6 @@ DEFAULT_THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.5)
 KEYED_MEASURES = "same-key training, frequency analysis (exact, known, wordfreq)"
 
 
-@dataclass
-class ComparedMechanism:
-    """One mechanism of a comparison: its grid of the swept parameter (empty for a mechanism
-    without one), its other options, and a trained mechanism's folder or a language model."""
-
-    name: str
-    grid: list[float] = field(default_factory=list)
-    options: dict[str, Any] = field(default_factory=dict)
-    model: str | None = None
-    then: tuple[str, ...] = ()
-    """What rewrites each release after the mechanism (``("polish",)``: :mod:`textveil.mechanisms.polish`)."""
-
-    @property
-    def label(self) -> str:
-        """The mechanism's name with the options that set it apart (two emp layouts differ), and
-        what rewrites its releases after it.
-
-        >>> ComparedMechanism("emp", [10.0], {"layout": "keep"}).label
-        'emp [layout=keep]'
-        >>> ComparedMechanism("emp", [10.0], then=("polish",)).label
-        'emp+polish'
-        """
-        shown = ", ".join(f"{k}={_shown(v)}" for k, v in sorted(self.options.items()))
-        return (f"{self.name} [{shown}]" if shown else self.name) + "".join(f"+{step}" for step in self.then)
-
-
-def parse_compared_mechanism(text: str) -> ComparedMechanism:
-    """``NAME``, ``NAME:V1,V2,...`` or either with ``@MODEL`` (a trained mechanism's folder or a
-    language model), as ``textveil compare --mechanism`` takes it; the grid values are checked
-    by the mechanism's own parameter. ``NAME[PARAM=VALUE,...]`` sets other parameters of this
-    entry alone, so one comparison can hold the same mechanism twice with other settings.
-    ``+STEP`` after it (``emp:10+polish``) rewrites each release afterwards, parsed by
-    :func:`textveil.mechanisms.polish.parse_then`.
-
-    >>> parse_compared_mechanism("emp:10,15")
-    ComparedMechanism(name='emp', grid=[10.0, 15.0], options={}, model=None, then=())
-    >>> parse_compared_mechanism("emp:10+polish[temperature=0.7]").then
-    ('polish[temperature=0.7]',)
-    >>> parse_compared_mechanism("redact").grid
-    []
-    >>> parse_compared_mechanism("emp").grid
-    [10.0, 15.0, 20.0, 25.0, 30.0]
-    >>> parse_compared_mechanism("erae:10,20@models/erae").model
-    'models/erae'
-    >>> parse_compared_mechanism("paraphrase[vocabulary=8000,prompt=neutral]:25,30").options
-    {'vocabulary': '8000', 'prompt': 'neutral'}
-    >>> parse_compared_mechanism("redact:5")
-    Traceback (most recent call last):
-    ...
-    textveil.errors.InvalidParameterError: --mechanism 'redact:5': redact has no parameter to sweep; give its name alone
-    """
-    text, then = _then_suffix(text)
-    body, _, model = text.strip().partition("@")
-    name, separator, values = body.partition(":")
-    name, bracket, settings = name.strip().partition("[")
-    name = name.strip()
-    entry = MECHANISMS.entry(name)  # an unknown name fails, naming where the valid ones are listed
-    options: dict[str, Any] = {}
-    if bracket:
-        if not settings.endswith("]"):
-            raise InvalidParameterError(f"--mechanism '{text}': close its settings with ']', e.g. "
-                                        f"{name}[PARAM=VALUE]:V1,V2")
-        for setting in filter(None, (part.strip() for part in settings[:-1].split(","))):
-            key, equals, value = setting.partition("=")
-            if not equals or not key.strip():
-                raise InvalidParameterError(f"--mechanism '{text}': '{setting}' is not PARAM=VALUE")
-            parameter = entry.parameter(key.strip().replace("-", "_"))
-            if entry.swept is not None and parameter.name == entry.swept.name:
-                raise InvalidParameterError(f"--mechanism '{text}': give {parameter.name} after ':', not in [...]")
-            options[parameter.name] = parameter.parse(value.strip())
-    swept = entry.swept
-    if not separator:
-        grid = list(entry.grid) if swept is not None else []
-    elif swept is None:
-        raise InvalidParameterError(f"--mechanism '{text}': {name} has no parameter to sweep; give its name alone")
-    else:
-        grid = [float(v) for v in swept.parse_values(values, f"--mechanism '{text}'")]
-    if separator and swept is not None and len(set(grid)) < len(grid):
-        raise InvalidParameterError(f"--mechanism '{text}' names a {swept.name} twice")
-    return ComparedMechanism(name, grid, options, model.strip() or None, then)
-
-
-def _then_suffix(text: str) -> tuple[str, tuple[str, ...]]:
-    """``text`` without its ``+STEP`` suffix (outside brackets), and the steps' texts.
-
-    >>> _then_suffix("emp[layout=keep]:10,20+polish")
-    ('emp[layout=keep]:10,20', ('polish',))
-    """
-    from textveil.mechanisms.polish import parse_then
-
-    depth = 0
-    for at, character in enumerate(text):
-        depth += {"[": 1, "]": -1}.get(character, 0)
-        if character == "+" and depth == 0:
-            steps = parse_then(text[at + 1:], f"--mechanism '{text}'")
-            return text[:at], tuple(step.text for step in steps)
-    return text, ()
 
 
 @dataclass
@@ -427,8 +320,7 @@ def run_comparison(
                                     plan.attacks)
             if not choice.authors:
                 raise InvalidParameterError(choice.message())
-            say(choice.message() if restrict is not None or not choice.restricts else
-                choice.message().replace(": running on the first", ": advice only; give --first-labels"))
+            say(choice.message(acting=restrict is not None))
             if choice.restricts and restrict is not None:
                 corpora = restrict(choice.authors)
                 validate_comparison(plan, corpora)
@@ -485,6 +377,8 @@ def run_comparison(
                 else:
                     built = built or _built_sweep(plan, compared, corpora, cache, clock, say, *loaded())
                     sweep = _with_shared(built, base, compared, attack_cache)
+            if item.key in finished:  # counted as read back when the total was set: measured again after all
+                clock.total += _steps(shared_sweep(), item)
             point_started = time.perf_counter()
             point = sweep.measure_point(item.point)
             point["measure_seconds"] = round(time.perf_counter() - point_started, 3)
@@ -508,7 +402,7 @@ def run_comparison(
         shared_spent = (clock.timings.get("fit attacks", 0.0) + clock.timings.get("prepare utility tasks", 0.0)
                         + (0.0 if unmodified in read_back else float(measured[unmodified].get("measure_seconds", 0.0))))
         results["estimate"] = estimated.to_dict(spent, shared_spent, clock.timings["total"])
-        say(f"estimated {duration(estimated.total)}, took {duration(clock.timings['total'])}")
+        say(estimated.closing(clock.timings["total"]))
     return results
 
 
