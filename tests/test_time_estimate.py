@@ -209,3 +209,24 @@ def test_compare_and_evaluate_say_the_estimate_and_keep_it(tmp_path, vectors, to
     assert "all 3 authors fit" in err and "estimate: about" in err
     kept = json.loads((tmp_path / "evaluate" / "results.json").read_text())["estimate"]
     assert kept["releases"][0]["id"] == "0.5" and kept["measured_seconds"]["by_release"]["0.5"] > 0
+
+
+def test_a_stored_point_that_will_be_measured_again_is_not_estimated_as_read_back(tmp_path, vectors, toy_corpora):
+    """A point stored without each text's outcome is measured again from its cached releases: the
+    estimate says what the run will do, not "read back"."""
+    import json
+
+    folders = {"state_folder": tmp_path / "state", "release_cache_folder": tmp_path / "releases"}
+    plan = _plan(vectors, ComparedMechanism("emp", [0.5, 50.0]))
+    run_comparison(toy_corpora, plan, **folders)
+    for stored in (tmp_path / "state" / "points").glob("*.json"):
+        point = json.loads(stored.read_text())
+        if point.get("parameter") == 0.5:
+            for key in ("attacks", "attacks_release"):
+                for result in point[key].values():
+                    result.pop("hits", None)
+            stored.write_text(json.dumps(point))
+    found = run_comparison(toy_corpora, plan, estimate=True, **folders)["estimate"]
+    by_id = {r["id"]: r for r in found["releases"]}
+    assert not by_id["emp epsilon 0.5"]["read_back"] and by_id["emp epsilon 0.5"]["parts"]["release"] == 0.0
+    assert by_id["emp epsilon 50"]["read_back"]

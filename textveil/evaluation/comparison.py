@@ -289,13 +289,25 @@ def run_comparison(
     prebuilt: dict[str, Sweep] = {}  # the mechanisms the estimate built: the run uses them
     estimated: RunEstimate | None = None
 
+    def measured_again(item: _Planned) -> bool:
+        """Whether the run will measure a stored point again (as its loop below decides):
+        the estimate must not count it as read back."""
+        compared = item.compared
+        if compared is None or not rebuildable(compared, cache):
+            return False
+        if compared.label not in prebuilt:
+            prebuilt[compared.label] = _built_sweep(plan, compared, corpora, cache, clock, say, *loaded())
+        built, done = prebuilt[compared.label], finished[item.key]
+        return stale(done, built, item.point, store.stored_at(item.key)) or (
+            lacks_outcomes(done) and built.measurable_from_cache(item.point))
+
     def estimated_run(pilot: Pilot | None) -> tuple[RunEstimate, SharedPlan, list[PointPlan]]:
         """The run's estimate: each unfinished point's mechanism built (kept for the run) and,
         without a ``pilot``, piloted; finished points and cached releases cost nothing."""
         targets = []
         for item in planned[1:]:
             assert item.compared is not None
-            done = item.key in finished
+            done = item.key in finished and item.key not in again
             if not done and item.compared.label not in prebuilt:
                 prebuilt[item.compared.label] = _built_sweep(plan, item.compared, corpora, cache, clock, say, *loaded())
             targets.append(PointTarget(_release_id(item.compared, item.point.value), item.compared.label,
@@ -313,7 +325,10 @@ def run_comparison(
         return (estimate_run(pilot, shared_plan, plans, Counts.of(corpora, plan.collapse_per_label),
                              time.perf_counter() - started), shared_plan, plans)
 
-    if (estimate or minutes is not None) and len(finished) < len(planned):
+    again: set[str] = set()  # stored points the run will measure again: not read back
+    if estimate or minutes is not None:
+        again = {item.key for item in planned[1:] if item.key in finished and measured_again(item)}
+    if (estimate or minutes is not None) and len(finished) - len(again) < len(planned):
         estimated, shared_plan, point_plans = estimated_run(None)
         if minutes is not None:
             choice = authors_within(minutes, estimated, shared_plan, point_plans, corpora, plan.collapse_per_label,
