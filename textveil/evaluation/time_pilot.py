@@ -119,6 +119,9 @@ class Pilot:
     """Cores other processes (and the host) kept busy during the pilot: the estimate holds while
     that stays so (a language model's two threads wait on each other when one core is taken)."""
     end_reading: CpuReading | None = None
+    phases: dict[str, float] = field(default_factory=dict)
+    """What the pilot's own seconds went to: the attacks, the utility tasks prepared (their models
+    loaded), the releases (each mechanism's first release included), the utility measures."""
 
     def rate(self, release_id: str, mechanism: str) -> float:
         """Seconds per word of a setting's releases; a setting piloted without a release (its
@@ -134,6 +137,7 @@ class Pilot:
                 "attack_authors": self.attack_authors, "seconds": round(self.seconds, 3),
                 "warm_up_seconds": {k: round(v, 3) for k, v in self.warm_up_seconds.items()},
                 "others_busy_cores": self.others_busy,
+                "phases": {k: round(v, 3) for k, v in self.phases.items()},
                 "settings": {key: {"chunks": [{"texts": t, "words": w, "seconds": round(c, 3)} for t, w, c in s.chunks],
                                    "seconds_per_word": s.per_word,
                                    "utility_seconds": {k: round(v, 3) for k, v in s.utility_seconds.items()}}
@@ -167,8 +171,12 @@ def run_pilot(targets: Sequence[PointTarget], plans: Sequence[PointPlan], corpor
         f"by length, released with a seed of their own, never kept); utility tasks on {len(local)} of them, attacks on "
         f"{ATTACK_PILOT_SHARE:.0%} of the authors")
 
+    begun = time.perf_counter()
     _pilot_attacks(pilot, plan, corpora, embeddings)
+    pilot.phases["attacks"] = time.perf_counter() - begun
     runners = _pilot_tasks(pilot, plan, first, corpora, embeddings, train, texts.subset(local), seed)
+    pilot.phases["utility tasks prepared"] = time.perf_counter() - begun - pilot.phases["attacks"]
+    pilot.phases["releases"] = pilot.phases["utility measured"] = 0.0
     warmed: set[str] = set()
     for target, point_plan in live:
         sweep = target.sweep
@@ -187,6 +195,7 @@ def run_pilot(targets: Sequence[PointTarget], plans: Sequence[PointPlan], corpor
                     begun = time.perf_counter()
                     pilot_mechanism.release_corpus([texts.texts[shortest]], [texts.labels[shortest]])
                     pilot.warm_up_seconds[target.mechanism] = time.perf_counter() - begun
+                    pilot.phases["releases"] += pilot.warm_up_seconds[target.mechanism]
                 release = None
                 for chunk in chunks:  # twice as many texts each time, while the budget allows
                     part = test.subset(chunk)
@@ -206,6 +215,7 @@ def run_pilot(targets: Sequence[PointTarget], plans: Sequence[PointPlan], corpor
                 list(release.texts), list(release.labels or []))
         else:  # every release of the point is cached: measure the utility tasks on the cached one
             released = _cached_pilot_release(sweep, target.point, chunks[0], local)
+        pilot.phases["releases"] += sum(seconds for _, _, seconds in setting.chunks)
         applicable = [name for name in point_plan.tasks if name in runners]
         for name in applicable if released is not None else []:
             begun = time.perf_counter()
@@ -215,6 +225,7 @@ def run_pilot(targets: Sequence[PointTarget], plans: Sequence[PointPlan], corpor
                 pilot.not_piloted.setdefault(name, f"its measure failed on the pilot ({error})")
                 continue
             setting.utility_seconds[name] = time.perf_counter() - begun
+            pilot.phases["utility measured"] += setting.utility_seconds[name]
         pilot.settings[target.release_id] = setting
     pilot.seconds = time.perf_counter() - started
     pilot.end_reading = cpu_reading()
