@@ -9,18 +9,14 @@ committed docs/ (no site build: the hook's own check, page by page, in a second 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from conftest import REPO_ROOT, load_docs_hook
+from conftest import NEEDS_MKDOCS, REPO_ROOT, load_docs_hook
 from textveil.evaluation import quoted_figures, quoted_pages, quoted_tables
-
-NEEDS_MKDOCS = pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None,
-                                  reason="MkDocs is not installed: pip install -e \".[docs]\"")
 
 
 def _attack(top1: float, n: int = 150, training: str = "clean") -> dict:

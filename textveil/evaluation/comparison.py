@@ -57,7 +57,7 @@ from textveil.evaluation.experiment_plan import (
     not_applicable,
     validate,
 )
-from textveil.evaluation.comparison_state import PointStore, budget_readable, lacks_outcomes, rebuildable, stale
+from textveil.evaluation.comparison_state import PointStore, budget_readable, rebuildable, why_measured_again
 from textveil.evaluation.release_cache import ReleaseCache
 from textveil.evaluation.sweep_clock import SweepClock
 from textveil.evaluation.time_estimate import RunEstimate, authors_within, estimate_run
@@ -297,9 +297,8 @@ def run_comparison(
             return False
         if compared.label not in prebuilt:
             prebuilt[compared.label] = _built_sweep(plan, compared, corpora, cache, clock, say, *loaded())
-        built, done = prebuilt[compared.label], finished[item.key]
-        return stale(done, built, item.point, store.stored_at(item.key)) or (
-            lacks_outcomes(done) and built.measurable_from_cache(item.point))
+        return why_measured_again(finished[item.key], prebuilt[compared.label], item.point,
+                                  store.stored_at(item.key)) is not None
 
     def estimated_run(pilot: Pilot | None) -> tuple[RunEstimate, SharedPlan, list[PointPlan]]:
         """The run's estimate: each unfinished point's mechanism built (kept for the run) and,
@@ -361,13 +360,9 @@ def run_comparison(
             done = finished.get(item.key) or store.get(item.key)
             if done is not None and compared is not None and rebuildable(compared, cache):
                 built = built or _built_sweep(plan, compared, corpora, cache, clock, say, *loaded())
-                if stale(done, built, item.point, store.stored_at(item.key)):
-                    say(f"{compared.name} {item.point.label}: the stored point was measured on releases this code no "
-                        "longer makes: measuring it again")
-                    done = None
-                elif lacks_outcomes(done) and built.measurable_from_cache(item.point):
-                    say(f"{compared.name} {item.point.label}: the stored point lacks each text's outcome (paired "
-                        "tests need it): measuring it again from the cached releases")
+                why = why_measured_again(done, built, item.point, store.stored_at(item.key))
+                if why is not None:
+                    say(f"{compared.name} {item.point.label}: {why}")
                     done = None
                 elif "release_digest" not in done:
                     done = {**done, "release_digest": built.release_digest(item.point)}

@@ -86,6 +86,19 @@ def lacks_outcomes(point: dict[str, Any]) -> bool:
                for _, _, result in attack_lines(point))
 
 
+def why_measured_again(point: dict[str, Any], built: Any, at: Any, stored_at: float | None) -> str | None:
+    """Why a stored point must be measured again, in words for the log, or None to read it back:
+    it was measured on releases this code no longer makes (:func:`stale`), or it lacks each text's
+    outcome while its releases are all cached (:func:`lacks_outcomes`). The run and its time
+    estimate both decide by this."""
+    if stale(point, built, at, stored_at):
+        return "the stored point was measured on releases this code no longer makes: measuring it again"
+    if lacks_outcomes(point) and built.measurable_from_cache(at):
+        return ("the stored point lacks each text's outcome (paired tests need it): measuring it again from the "
+                "cached releases")
+    return None
+
+
 def budget_readable(compared: Any, cache: ReleaseCache) -> bool:
     """Whether a point stored without its budget figures may have them read back from the release
     cache: the releases are kept, the mechanism's kind of guarantee states an epsilon (the others'

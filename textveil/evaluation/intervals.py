@@ -23,6 +23,7 @@ means, and the exact paired test between two releases judged on the same texts. 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -110,13 +111,13 @@ def bootstrap_interval(statistic: Callable[..., float], *samples: Sequence[float
     if all(np.all(a == a[0]) for a in arrays):
         return None
 
-    def vectorised(*parts: np.ndarray, axis: int = -1) -> np.ndarray:
-        return np.apply_along_axis(lambda row: statistic(*np.split(row, len(parts))), axis,
-                                   np.concatenate(parts, axis=axis))
-
-    found = stats.bootstrap(tuple(arrays), vectorised, paired=True, vectorized=True, n_resamples=resamples,
-                            confidence_level=level, method="percentile",
-                            rng=np.random.default_rng(BOOTSTRAP_SEED))
+    with warnings.catch_warnings():
+        # a resample without any word or paragraph has no ratio (NaN): scipy warns, and a NaN bound
+        # is answered below by no interval
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        found = stats.bootstrap(tuple(arrays), statistic, paired=True, vectorized=False, n_resamples=resamples,
+                                confidence_level=level, method="percentile",
+                                rng=np.random.default_rng(BOOTSTRAP_SEED))
     low, high = float(found.confidence_interval.low), float(found.confidence_interval.high)
     if not (np.isfinite(low) and np.isfinite(high)):
         return None

@@ -399,11 +399,12 @@ class DescribingShare(UtilityRunner):
     higher_is_better = False
 
     def value(self, released: list[str]) -> float:
-        from textveil.utility.describing import describing_counts, describing_share
+        from textveil.utility.describing import describing_counts
 
         counts = np.array(describing_counts(released), dtype=float).reshape(-1, 2)
         self.per_text = (ratio_of_sums, [counts[:, 0], counts[:, 1]])
-        return describing_share(released)
+        # describing_share's figure from the same counts (0 where no release holds a paragraph)
+        return ratio_of_sums(counts[:, 0], counts[:, 1]) if counts[:, 1].sum() > 0 else 0.0
 
     def value_unaligned(self, released: list[str], labels: list[str]) -> float:
         return self.value(released)
