@@ -27,7 +27,7 @@ from textveil.models.engines.batching import DecodeJob, DecodeQueue, Engine  # n
 from textveil.models.engines.choice import resolve_engine  # noqa: E402
 from textveil.models.engines.native import candidate_weights, cmake_args, llama_cpp_unavailable  # noqa: E402
 from textveil.models.gguf_writing import write_tiny_gguf  # noqa: E402
-from textveil.models.language_model import load_language_model  # noqa: E402
+from textveil.models.language_model import LanguageModel, load_language_model  # noqa: E402
 
 LOGIT_TOLERANCE = 0.02
 """Largest difference allowed between the two engines' logits for one prompt (the tiny model's
@@ -139,6 +139,39 @@ def test_a_texts_logits_are_bit_for_bit_the_same_whatever_its_neighbours(on_llam
     for order, batch in (([0, 1, 2, 3, 4, 5, 6, 7], 8), ([7, 3, 5], 2), ([5, 6, 3, 1, 0], 4), ([3, 2], 16)):
         beside = _logits_of_text(lm, prompts, 3, order, batch_size=batch)
         assert all(np.array_equal(a, b) for a, b in zip(alone, beside)), (order, batch)
+
+
+def test_scoring_follows_the_free_cores_and_scores_alike_on_one_thread(on_llama_cpp, monkeypatch):
+    """Fluency's scoring context runs on the threads other processes leave free, as decoding does:
+    with one core taken it is set to one thread, and its scores do not change."""
+    from textveil.models.engines import llama_cpp_engine
+    from textveil.models.engines.llama_cpp_engine import LlamaCppEngine
+    from textveil.utility.fluency import perplexity
+
+    engine = LlamaCppEngine(on_llama_cpp.engine.weights, on_llama_cpp.engine.weights_type, threads=2)
+    lm = LanguageModel(engine, on_llama_cpp.tokenizer, on_llama_cpp.name, on_llama_cpp.content_hash)
+    before = perplexity(lm, TEXTS, max_tokens=32).perplexity
+    set_to: list[tuple[int, int]] = []
+    real = llama_cpp_engine._llama()
+
+    class Recording:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def llama_set_n_threads(self, context, threads, batch_threads):
+            set_to.append((threads, batch_threads))
+            return real.llama_set_n_threads(context, threads, batch_threads)
+
+    class OneFree:
+        def threads(self, most: int) -> int:
+            return 1
+
+    monkeypatch.setattr(llama_cpp_engine, "_llama", lambda: Recording())
+    engine._free_cores = OneFree()
+    after = perplexity(lm, TEXTS, max_tokens=32).perplexity
+    assert set_to == [(1, 1)]  # set once, when the free cores changed, not before every text
+    assert after == pytest.approx(before, rel=1e-6)
+    engine.close()
 
 
 def test_a_release_is_the_same_alone_among_others_and_with_one_thread(tiny_gguf, on_llama_cpp, monkeypatch):

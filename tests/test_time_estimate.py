@@ -5,6 +5,7 @@ run that releases the same texts with and without the estimate."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import numpy as np
@@ -203,12 +204,15 @@ def test_compare_and_evaluate_say_the_estimate_and_keep_it(tmp_path, vectors, to
     assert code == 0, err
     assert "estimate: about" in err and "emp epsilon 0.5:" in err
     assert "estimate" in json.loads((tmp_path / "compare" / "results.json").read_text())
+    stated = (tmp_path / "compare" / "report.md").read_text()
+    assert re.search(r"time estimate: .+ expected before the run .+ taken \([+-]\d+% off", stated), stated
     code, _, err = run_cli(["evaluate", *common, "--out", str(tmp_path / "evaluate"), "-m", "emp", "--grid", "0.5",
                             "--minutes", "600"], capsys, monkeypatch)
     assert code == 0, err
     assert "all 3 authors fit" in err and "estimate: about" in err
     kept = json.loads((tmp_path / "evaluate" / "results.json").read_text())["estimate"]
     assert kept["releases"][0]["id"] == "0.5" and kept["measured_seconds"]["by_release"]["0.5"] > 0
+    assert "--minutes 600: all 3 authors fit" in (tmp_path / "evaluate" / "report.md").read_text()
 
 
 def test_a_stored_point_that_will_be_measured_again_is_not_estimated_as_read_back(tmp_path, vectors, toy_corpora):

@@ -37,6 +37,7 @@ from textveil.evaluation.report import (
     percent_interval,
 )
 from textveil.evaluation.splits import split_lines
+from textveil.evaluation.time_estimate import estimate_report_line
 from textveil.evaluation.trainings import line_label
 from textveil.pii.stage import entity_stage_line
 
@@ -296,6 +297,7 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
     total = timings.pop("total", sum(timings.values()))
     lines.append(f"total time: {total:.1f} s; per stage: "
                  + (", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in timings.items()) or "none recorded"))
+    lines.append(estimate_report_line(results.get("estimate")))
     measured = results.get("measured_seconds")
     if measured:
         lines.append(f"time measuring the points, whichever run measured them: {measured['total']:.0f} s "

@@ -32,6 +32,7 @@ from textveil.evaluation.trainings import (
     trainings_in,
 )
 from textveil.evaluation.splits import split_lines
+from textveil.evaluation.time_estimate import estimate_report_line
 from textveil.pii.stage import entity_stage_line
 from textveil.privacy.release_budget import per_document_words, per_unit_words
 
@@ -417,6 +418,7 @@ def _summary_lines(results: dict[str, Any]) -> list[str]:
                          best_top1(unmodified, is_content_only, ["clean"]) if unmodified is not None else None)
     timing = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in results["timings"].items())
     lines.append(f"time per stage: {timing}")
+    lines.append(estimate_report_line(results.get("estimate")))
     if results.get("task_seconds"):
         tasks = sorted(results["task_seconds"].items(), key=lambda item: -item[1])
         lines.append("time per task (summed over the grid): " + ", ".join(f"{task} {seconds:.1f} s" for task, seconds in tasks))

@@ -457,3 +457,45 @@ def experiment_measured(estimate: RunEstimate, results: dict[str, Any]) -> dict[
               + by_label.pop(UNMODIFIED, 0.0))
     return estimate.to_dict({plan.release_id: by_label.get(plan.release_id, 0.0) for plan, _ in estimate.points},
                             shared, estimate.spent + float(timings.get("total", 0.0)))
+
+
+def estimate_report_line(estimate: dict[str, Any] | None) -> str:
+    """The report's line on the time estimate (results.json's ``"estimate"``): what the run expected
+    before its long work, what it took, the load each was timed under, and what ``--minutes`` chose.
+
+    >>> estimate_report_line(None)
+    'time estimate: none (the run was not estimated, or its results predate the estimate)'
+    >>> print(estimate_report_line({"pilot": {"of": 200, "others_busy_cores": 1.0,
+    ...     "settings": {"emp epsilon 10": {"chunks": [{"texts": 16}, {"texts": 32}]}}},
+    ...     "expected_seconds": {"total": 1275.4, "by_release": {"emp epsilon 10": 600.0}},
+    ...     "measured_seconds": {"total": 1108.9, "by_release": {"emp epsilon 10": 500.0}},
+    ...     "others_busy_cores": {"pilot": 1.0, "run": 0.9}}))
+    time estimate: 21 min 15 s expected before the run (each setting timed on at most 32 of the 200 texts, while other processes kept 1.0 cores busy), 18 min 29 s taken (+15% off; 0.9 cores busy since); per setting, expected / taken: emp epsilon 10 10 min 0 s / 8 min 20 s
+    """
+    if not estimate:
+        return "time estimate: none (the run was not estimated, or its results predate the estimate)"
+    pilot = estimate.get("pilot") or {}
+    expected = estimate["expected_seconds"]
+    busy = pilot.get("others_busy_cores")
+    # the chunk a setting's rate was taken from: its largest (the pilot's "texts" is the most it may use)
+    timed = max((max((chunk["texts"] for chunk in setting.get("chunks") or []), default=0)
+                 for setting in (pilot.get("settings") or {}).values()), default=0)
+    line = (f"time estimate: {duration(expected['total'])} expected before the run (each setting timed on "
+            f"at most {timed} of the {pilot.get('of', 0)} texts"
+            + (f", while other processes kept {busy:.1f} cores busy)" if busy is not None else ")"))
+    measured = estimate.get("measured_seconds")
+    if measured and measured.get("total"):
+        off = expected["total"] / measured["total"] - 1.0
+        since = (estimate.get("others_busy_cores") or {}).get("run")
+        line += (f", {duration(measured['total'])} taken ({off:+.0%} off"
+                 + (f"; {since:.1f} cores busy since)" if since is not None else ")"))
+        pairs = [f"{name} {duration(seconds)} / {duration(measured['by_release'].get(name, 0.0))}"
+                 for name, seconds in expected.get("by_release", {}).items()]
+        if pairs:
+            line += "; per setting, expected / taken: " + ", ".join(pairs)
+    minutes = estimate.get("minutes")
+    if minutes:
+        line += (f"; --minutes {minutes['asked']:g}: " + (
+            f"the first {minutes['authors']} of {minutes['of']} authors" if minutes.get("restricted")
+            else f"all {minutes['of']} authors fit"))
+    return line

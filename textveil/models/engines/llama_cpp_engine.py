@@ -169,6 +169,7 @@ class LlamaCppEngine:
         self._opening: tuple[int, ...] | None = None
         self._scoring: Any = None
         self._scoring_length = 0
+        self._scoring_threads = self.threads
         self._batch = _Batch(max(PROMPT_CHUNK, MAX_SLOTS + 2))
         self._lock = threading.Lock()  # one decode call at a time per engine
 
@@ -203,7 +204,6 @@ class LlamaCppEngine:
         params.flash_attn_type = 1
         params.no_perf = True
         context = llama_cpp.llama_init_from_model(self._model, params)
-        self._threads_now = self.threads
         if not context:
             raise MemoryError(f"llama.cpp could not make a context of {sequences} x {length} positions")
         return context
@@ -221,6 +221,7 @@ class LlamaCppEngine:
             llama_cpp.llama_free(self._context)
             self._context = None
         self._context = self._new_context(slots + 2, length, max(PROMPT_CHUNK, slots + 2))
+        self._threads_now = self.threads
         self._slots, self._slot_length, self._opening = slots, length, None
 
     def reset(self) -> None:
@@ -289,19 +290,22 @@ class LlamaCppEngine:
                     # the oldest waiting row needs a larger context: every slot is free now
                     self._ensure_context(min(MAX_SLOTS, max(1, queue.batch_size())), self._slot_length_for(queue))
                     continue
-                self._follow_free_cores()
+                self._threads_now = self._follow_free_cores(self._context, self._threads_now)
                 self._read_prompts(rows)
                 self._decode_step(rows)
 
-    def _follow_free_cores(self) -> None:
-        """Decode on as many threads as the other processes leave cores free (at most
-        ``threads``; :mod:`~textveil.models.engines.shared_cores`), set on the context when it changes."""
+    def _follow_free_cores(self, context: Any, now: int) -> int:
+        """Run ``context`` (decoding or scoring) on as many threads as the other processes leave
+        cores free (at most ``threads``; :mod:`~textveil.models.engines.shared_cores`), set on it
+        when that differs from the ``now`` it runs on; returns the threads it runs on. Why scoring
+        too: fluency scores hundreds of texts, and a context on every thread while another process
+        holds a core waits on it at each step (a run's time then swings by half or more)."""
         if self._free_cores is None:
-            return
+            return now
         threads = self._free_cores.threads(self.threads)
-        if threads != self._threads_now:
-            _llama().llama_set_n_threads(self._context, threads, threads)
-            self._threads_now = threads
+        if threads != now:
+            _llama().llama_set_n_threads(context, threads, threads)
+        return threads
 
     def _fill_slots(self, queue: DecodeQueue, rows: dict[int, _Row]) -> None:
         """Give the free slots the next waiting rows that fit (first come, first served), a group's
@@ -452,7 +456,9 @@ class LlamaCppEngine:
                     llama_cpp.llama_free(self._scoring)
                 self._scoring_length = -(-longest // CONTEXT_QUANTUM) * CONTEXT_QUANTUM
                 self._scoring = self._new_context(1, self._scoring_length, PROMPT_CHUNK)
+                self._scoring_threads = self.threads
             for sequence in sequences:
+                self._scoring_threads = self._follow_free_cores(self._scoring, self._scoring_threads)
                 _llama().llama_memory_seq_rm(llama_cpp.llama_get_memory(self._scoring), 0, -1, -1)
                 parts = []
                 for start in range(0, len(sequence), PROMPT_CHUNK):
