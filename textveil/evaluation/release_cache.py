@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +19,23 @@ from textveil.mechanisms.base import CorpusRelease
 from textveil.privacy.release_budget import ReleaseBudget
 
 
+RELEASE_PART_TEXTS = 256
+"""A seeded release of more texts than this is made and cached in parts of this many texts, each
+with a seed of its own (:func:`textveil.evaluation.releasing.release_corpus`). Why 256: a
+language-model setting releases about one blog post a second on 2 cores, so a stopped run loses
+a few minutes at most, and 15,000 texts make 59 parts. Every release key and release digest holds
+it: another size releases other texts."""
+
+
 def release_key(fingerprint: dict[str, Any], seed: int, corpus: LabelledCorpus) -> str:
-    """A digest of everything a release depends on, the textveil version included: a new
-    version may release differently (a fixed mechanism), so it never reads an older release.
-    ``fingerprint`` shows secrets as digests only (:meth:`Mechanism.fingerprint`)."""
+    """A digest of everything a release depends on, the textveil version and the size of the parts
+    a long corpus is released in included: a new version may release differently (a fixed
+    mechanism), so it never reads an older release. ``fingerprint`` shows secrets as digests only
+    (:meth:`Mechanism.fingerprint`)."""
     from textveil.version import __version__
 
     payload = json.dumps({"mechanism": fingerprint, "seed": seed, "corpus": corpus.content_hash(),
-                          "textveil": __version__}, sort_keys=True, default=str)
+                          "textveil": __version__, "parts": RELEASE_PART_TEXTS}, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
 
 
@@ -53,22 +62,38 @@ class ReleaseCache:
         except OSError:
             return None
 
+    def held(self, key: str | None, expected: int) -> CorpusRelease | None:
+        """The entry for ``key`` that a release may be read back from (counted as a hit), or None.
+        An aligned entry written before budgets were kept is not: a report beside it would read
+        "not recorded" where a fresh release shows the figures."""
+        cached = self.cached(key, expected)
+        if cached is not None and (cached.budget is not None or not cached.aligned):
+            self.hits += 1
+            return cached
+        return None
+
     def get_or_release(self, key: str | None, release: Callable[[], CorpusRelease], expected: int) -> CorpusRelease:
         """The cached release for ``key``, or ``release()`` (then stored when ``key`` is given).
         An aligned release must hold ``expected`` texts, else it is released again."""
-        path = self.folder / f"{key}.json" if (self.folder is not None and key is not None) else None
-        if path is not None and path.is_file():
-            cached = _read(path, expected)
-            # an aligned entry written before budgets were kept is released again: a report beside
-            # it would read "not recorded" where a fresh release shows the figures
-            if cached is not None and (cached.budget is not None or not cached.aligned):
-                self.hits += 1
-                return cached
+        held = self.held(key, expected)
+        if held is not None:
+            return held
         self.misses += 1
         released = release()
-        if path is not None:
-            atomic_write_text(path, json.dumps(released.to_dict(), ensure_ascii=False))
+        self.store(key, released)
         return released
+
+
+    def store(self, key: str | None, released: CorpusRelease) -> None:
+        """Keep ``released`` under ``key`` (nothing without a folder or a key)."""
+        if self.folder is not None and key is not None:
+            atomic_write_text(self.folder / f"{key}.json", json.dumps(released.to_dict(), ensure_ascii=False))
+
+    def forget(self, keys: Sequence[str]) -> None:
+        """Remove the entries of ``keys`` (a long release's parts, once the whole is kept)."""
+        for key in keys:
+            if self.folder is not None:
+                (self.folder / f"{key}.json").unlink(missing_ok=True)
 
 
 def _read(path: Path, expected: int) -> CorpusRelease | None:

@@ -13,12 +13,17 @@ face builds it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from textveil.corpus.labelled import LabelledCorpus
-from textveil.evaluation.release_cache import ReleaseCache, release_key
+from textveil.evaluation.release_cache import RELEASE_PART_TEXTS, ReleaseCache, release_key
 from textveil.mechanisms.base import CorpusRelease, Mechanism
+
+PART_TAG = 0x70617274
+"""The first word of a part seed's spawn key ("part"): record seeds' keys are one position only."""
 
 
 def with_changed_fraction(stats: dict[str, Any]) -> dict[str, Any]:
@@ -32,6 +37,48 @@ def with_changed_fraction(stats: dict[str, Any]) -> dict[str, Any]:
     return stats
 
 
+def part_seed(seed: int, part: int) -> int:
+    """The seed of part ``part`` of a corpus released in parts with ``seed``: numpy's
+    ``SeedSequence`` with the part's number under :data:`PART_TAG` as its spawn key, so the parts'
+    streams are independent of each other and of every record seed (:mod:`textveil.release.seeds`).
+
+    >>> part_seed(1, 0) == part_seed(1, 0) != part_seed(1, 1) != part_seed(2, 1)
+    True
+    """
+    words = np.random.SeedSequence(seed, spawn_key=(PART_TAG, part)).generate_state(4, dtype=np.uint32)
+    return int.from_bytes(words.astype("<u4").tobytes(), "little")
+
+
+def releases_in_parts(mechanism: Any, corpus: LabelledCorpus) -> bool:
+    """Whether ``corpus`` is released in parts of :data:`RELEASE_PART_TEXTS`: it is longer than
+    one part and the mechanism releases each text apart (not a corpus-level one: a new corpus, or
+    PIVOT's one key drawn from every document's counts)."""
+    return len(corpus) > RELEASE_PART_TEXTS and not mechanism.corpus_level
+
+
+def joined_releases(parts: Sequence[CorpusRelease]) -> CorpusRelease:
+    """The releases of a corpus's parts as the one release of the corpus: texts and labels in order,
+    counts added, each document's epsilon kept (a budget unknown for one part is unknown).
+
+    >>> from textveil.privacy.release_budget import ReleaseBudget
+    >>> one = CorpusRelease(["a"], ["x"], True, {"words_protected": 1}, ReleaseBudget("dp", 1.0, "token", "", (2.0,)))
+    >>> two = CorpusRelease(["b"], ["y"], True, {"words_protected": 3}, ReleaseBudget("dp", 1.0, "token", "", (4.0,)))
+    >>> joined = joined_releases([one, two])
+    >>> joined.texts, joined.labels, joined.stats, joined.budget.document_epsilons
+    (['a', 'b'], ['x', 'y'], {'words_protected': 4}, (2.0, 4.0))
+    """
+    stats: dict[str, int] = {}
+    for part in parts:
+        for name, count in part.stats.items():
+            stats[name] = stats.get(name, 0) + count
+    budget = parts[0].budget
+    for part in parts[1:]:
+        budget = None if budget is None or part.budget is None else budget.combine(part.budget)
+    labels = None if any(part.labels is None for part in parts) else [label for part in parts for label in part.labels]
+    return CorpusRelease([text for part in parts for text in part.texts], labels,
+                         all(part.aligned for part in parts), stats, budget)
+
+
 def release_corpus(
     mechanism: Mechanism,
     corpus: LabelledCorpus,
@@ -43,6 +90,13 @@ def release_corpus(
     read from ``cache`` when seeded and there, else released (and stored when seeded).
     ``progress(n)`` is told as each n texts are released.
 
+    A seeded corpus of more than :data:`RELEASE_PART_TEXTS` texts is released in parts of that
+    many, part ``i`` by the mechanism with the seed :func:`part_seed` (seed, i), and each part is
+    cached as it is finished: a run stopped part-way (a comparison of 15,000 posts with a
+    language model takes hours) resumes at the first part the cache does not hold, and redraws
+    exactly what it would have drawn. The whole release is then cached as one entry and its
+    parts' entries are removed.
+
     >>> from textveil.embeddings import WordEmbeddings
     >>> from textveil.mechanisms.earth_movers import EarthMoversPrivacy
     >>> toy = WordEmbeddings(["good", "fine", "bad"], [[0.0, 0.0], [0.1, 0.0], [9.0, 9.0]])
@@ -53,10 +107,30 @@ def release_corpus(
     >>> first == again, again.stats["words_protected"], cache.hits
     (True, 2, 1)
     """
-    return cache.get_or_release(
-        _key(mechanism, corpus), lambda: mechanism.release_corpus(corpus.texts, corpus.labels, progress=progress),
-        len(corpus)
-    )
+    key = _key(mechanism, corpus)
+    if key is None or not releases_in_parts(mechanism, corpus):
+        return cache.get_or_release(
+            key, lambda: mechanism.release_corpus(corpus.texts, corpus.labels, progress=progress), len(corpus))
+    whole = cache.held(key, len(corpus))
+    if whole is not None:
+        return whole
+    parts, part_keys = [], []
+    counted = cache.hits, cache.misses  # the cache's counts are of whole releases: one miss for this one
+    for number, start in enumerate(range(0, len(corpus), RELEASE_PART_TEXTS)):
+        part = corpus.subset(range(start, min(len(corpus), start + RELEASE_PART_TEXTS)))
+        part_key = _part_key(key, number)
+        held = cache.held(part_key, len(part))
+        if held is not None and progress is not None:
+            progress(len(part))  # a part read back counts as released, so the bar and its rate stay true
+        parts.append(held if held is not None else cache.get_or_release(
+            part_key, lambda part=part, number=number: mechanism.with_params(seed=part_seed(mechanism.seed, number))
+            .release_corpus(part.texts, part.labels, progress=progress), len(part)))
+        part_keys.append(part_key)
+    cache.hits, cache.misses = counted[0], counted[1] + 1
+    released = joined_releases(parts)
+    cache.store(key, released)
+    cache.forget(part_keys)
+    return released
 
 
 def cached_release(mechanism: Mechanism, corpus: LabelledCorpus, cache: ReleaseCache) -> CorpusRelease | None:
@@ -77,11 +151,40 @@ def cached_release(mechanism: Mechanism, corpus: LabelledCorpus, cache: ReleaseC
     return cache.cached(_key(mechanism, corpus), len(corpus))
 
 
+def cached_share(mechanism: Mechanism, corpus: LabelledCorpus, cache: ReleaseCache) -> float:
+    """How much of ``corpus``'s release by ``mechanism`` the run will read back from ``cache``
+    (nothing is released or counted): 1.0 for the whole, the share of texts in the parts it holds
+    for a release in parts that was stopped part-way, 0.0 for none. As
+    :meth:`ReleaseCache.get_or_release` reads: an aligned entry kept without its budget is not
+    read back."""
+
+    def readable(key: str | None, expected: int) -> bool:
+        held = cache.cached(key, expected)
+        return held is not None and (held.budget is not None or not held.aligned)
+
+    key = _key(mechanism, corpus)
+    if key is None:
+        return 0.0
+    if readable(key, len(corpus)):
+        return 1.0
+    if not releases_in_parts(mechanism, corpus):
+        return 0.0
+    held = sum(min(RELEASE_PART_TEXTS, len(corpus) - start)
+               for number, start in enumerate(range(0, len(corpus), RELEASE_PART_TEXTS))
+               if readable(_part_key(key, number), min(RELEASE_PART_TEXTS, len(corpus) - start)))
+    return held / len(corpus)
+
+
 def cached_release_written(mechanism: Mechanism, corpus: LabelledCorpus, cache: ReleaseCache) -> float | None:
     """When ``cache`` stored ``corpus`` released by ``mechanism`` (None where it holds no readable
     release of it): what a point stored without a release digest is dated against."""
     key = _key(mechanism, corpus)
     return cache.written_at(key) if cache.cached(key, len(corpus)) is not None else None
+
+
+def _part_key(key: str, number: int) -> str:
+    """The cache key of part ``number`` of the release keyed ``key``."""
+    return f"{key}-part{number}-of-{RELEASE_PART_TEXTS}"
 
 
 def _key(mechanism: Mechanism, corpus: LabelledCorpus) -> str | None:

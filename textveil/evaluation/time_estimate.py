@@ -147,7 +147,7 @@ class RunEstimate:
                 lines.append(f"  {plan.release_id}: read back, nothing to do")
                 continue
             cached = sum(plan.cached.values())
-            note = f"; {cached} of {sum(plan.releases.values())} releases read from the cache" if cached else ""
+            note = f"; {cached:.3g} of {sum(plan.releases.values())} releases read from the cache" if cached else ""
             setting = pilot.settings.get(plan.release_id)
             timed = f" (timed on {max(setting.chunks, key=lambda c: c[1])[0]} texts)" if setting and setting.chunks else ""
             lines.append(f"  {plan.release_id}: {duration(sum(parts.values()))} (releases {duration(parts['release'])}"
@@ -176,7 +176,7 @@ class RunEstimate:
             "releases": [{"id": plan.release_id, "mechanism": plan.mechanism, "read_back": plan.finished,
                           "expected_seconds": expected[plan.release_id],
                           "parts": {k: round(v, 3) for k, v in parts.items()},
-                          "releases": sum(plan.releases.values()), "releases_cached": sum(plan.cached.values())}
+                          "releases": sum(plan.releases.values()), "releases_cached": round(sum(plan.cached.values()), 3)}
                          for plan, parts in self.points],
         }
         if measured is not None:

@@ -16,7 +16,7 @@ from textveil.corpus.labelled import LabelledCorpus
 from textveil.evaluation.experiment import Sweep, SweepPoint
 from textveil.evaluation.experiment_plan import EvaluationCorpora
 from textveil.evaluation.release_cache import ReleaseCache
-from textveil.evaluation.releasing import cached_release
+from textveil.evaluation.releasing import cached_share
 
 
 PILOT_FIRST_TEXTS = 16
@@ -181,7 +181,7 @@ class PointPlan:
     finished: bool
     repeats: int = 1
     releases: dict[str, int] = field(default_factory=dict)
-    cached: dict[str, int] = field(default_factory=dict)
+    cached: dict[str, float] = field(default_factory=dict)
     fits: int = 0
     scorings: int = 0
     tasks: tuple[str, ...] = ()
@@ -191,8 +191,9 @@ class PointPlan:
         return replace(self, finished=False, cached={})
 
     @property
-    def released(self) -> int:
-        """Releases the point makes itself (not read from the cache)."""
+    def released(self) -> float:
+        """Releases the point makes itself (not read from the cache; a share of one where a stopped
+        release's parts are held)."""
         return sum(self.releases.values()) - sum(self.cached.values())
 
 
@@ -221,13 +222,13 @@ def plan_point(target: PointTarget, cache: ReleaseCache, tasks: Sequence[str]) -
 
     sweep, point = target.sweep, target.point
     releases: Counter[str] = Counter()
-    cached: Counter[str] = Counter()
+    cached: Counter[str] = Counter()  # releases read back: shares of one where parts are held
     seeds = sweep.seeds_at(point)
     for seed in seeds:
         for role, corpus, mechanism, cacheable in _releases_of(sweep, point, role_seeds(seed), bool(tasks)):
             releases[role] += 1
-            if cacheable and _in_cache(mechanism, corpus, cache):
-                cached[role] += 1
+            if cacheable:
+                cached[role] += cached_share(mechanism, corpus, cache)  # a part of a stopped release counts
     trainings = sweep.trainings_at(point)
     same_key = int(sweep.same_key_at(point))
     return PointPlan(target.release_id, target.mechanism, finished=False, repeats=len(seeds),
@@ -268,13 +269,6 @@ def attack_cache_holds(folder: Any, name: str, texts: Sequence[str], labels: Seq
     from textveil.evaluation.attack_cache import attack_key
 
     return (Path(folder) / f"{attack_key(name, texts, labels, seed, embeddings)}.joblib").is_file()
-
-
-def _in_cache(mechanism: Any, corpus: LabelledCorpus, cache: ReleaseCache) -> bool:
-    """Whether the run will read this release back (as :meth:`ReleaseCache.get_or_release` does:
-    an aligned entry kept without its budget is released again)."""
-    held = cached_release(mechanism, corpus, cache)
-    return held is not None and (held.budget is not None or not held.aligned)
 
 
 # -- the pilot --------------------------------------------------------------------------------
