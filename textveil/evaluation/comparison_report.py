@@ -25,7 +25,7 @@ from textveil.atomic_files import atomic_write_bytes, atomic_write_text
 from textveil.evaluation.trainings import SAME_KEY_RESULTS, attack_lines, best_top1, is_content_only, risk_apart
 from textveil.evaluation.frontier import frontier_of
 from textveil.evaluation.intervals import RESAMPLES, SMALL_COUNT, Interval
-from textveil.evaluation.release_intervals import READABLE_FLUENCY, content_interval, with_intervals
+from textveil.evaluation.release_intervals import READABLE_FLUENCY, content_interval, paired_verdict, with_intervals
 from textveil.evaluation.plots import frontier_maps
 from textveil.evaluation.report import (
     BUDGET_HEADER,
@@ -82,23 +82,6 @@ def _risk_cell(risk: dict[str, Any]) -> str:
     found = risk.get("interval")
     shown = f" {percent_interval(Interval.from_dict(found))}" if found else ""
     return f"{_percent(risk['top1'])}{shown} ({line_label(risk['attack'], risk['training'])})"
-
-
-def _paired_cell(release: dict[str, Any]) -> str:
-    """A release's paired test against the reference: lower, higher, or cannot be told apart.
-
-    >>> _paired_cell({"paired": {"only_first": 2, "only_second": 9, "p_value": 0.065, "told_apart": False}})
-    'cannot be told apart (p = 0.065; 2 named only here, 9 only there)'
-    """
-    paired = release.get("paired")
-    if not paired:
-        return "the reference" if release.get("is_reference") else "–"
-    if "p_value" not in paired:
-        return "not recorded (per-text outcomes not kept)"
-    verdict = ("cannot be told apart" if not paired["told_apart"]
-               else "lower at 95%" if paired["only_first"] < paired["only_second"] else "higher at 95%")
-    return (f"{verdict} (p = {paired['p_value']:.3g}; {paired['only_first']} named only here, "
-            f"{paired['only_second']} only there)")
 
 
 def _direction(higher_is_better: bool) -> str:
@@ -176,7 +159,7 @@ def release_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]], l
                     + (_content_cells(release.get("point") or {}, notes, content) if content else [])
                     + budget_cells(release.get("budget"), release.get("guarantee"))
                     + [_measure_cell(release, measure, notes) for measure in measures]
-                    + ([_paired_cell({**release, "is_reference": release["id"] == reference})] if paired else []))
+                    + ([paired_verdict({**release, "is_reference": release["id"] == reference})] if paired else []))
     return header, rows, notes.lines()
 
 

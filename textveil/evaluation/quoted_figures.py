@@ -28,7 +28,8 @@ such as ``blog-cross-topic`` or ``pii-risk/blog-on``)::
   ``top1=ATTACK@TRAINING``; ``epsilon-per-document``, the budget's median over the released texts;
   ``seconds-per-text``), a short name of :data:`UTILITY_NAMES` (``similarity``, ``fluency``,
   ``describing``, ``length``) or any utility key of the results (``sentiment-cosine``,
-  ``attribute-f1``).
+  ``attribute-f1``); a utility measure with ``-interval`` after it (``similarity-interval``) is
+  the value with its 95% bootstrap interval.
 - ``FORMAT`` (optional): ``.N`` for N decimals, ``%`` for a whole percentage; else the measure's
   own rule (:func:`format_number`).
 
@@ -55,6 +56,7 @@ textveil.evaluation.quoted_figures.FigureError: no release "emp" at 12 (it has: 
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shlex
@@ -63,6 +65,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from textveil.evaluation.intervals import rate_interval
+from textveil.evaluation.release_intervals import utility_interval
 from textveil.evaluation.trainings import attack_lines, best_top1, is_content_only, result_of
 
 RELEASE_MEASURES = ("risk", "risk-interval", "content-only", "style-adds", "clean-trained", "release-trained",
@@ -183,16 +186,17 @@ def unmodified_of(results: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def parse_label(label: str) -> tuple[str, dict[str, str]]:
-    """A release label's mechanism name and options.
+    """A release label's mechanism name and options (a step after it, ``+polish``, is read by
+    :func:`then_of_label`).
 
     >>> parse_label("paraphrase[vocabulary=8000, width=12]")
     ('paraphrase', {'vocabulary': '8000', 'width': '12'})
-    >>> parse_label("emp")
-    ('emp', {})
+    >>> parse_label("emp"), parse_label("emp+polish")
+    (('emp', {}), ('emp', {}))
     """
-    found = re.fullmatch(r"\s*([\w.-]+)\s*(?:\[(.*)\])?\s*", label)
+    found = re.fullmatch(r"\s*([\w.-]+)\s*(?:\[(.*)\])?\s*(?:\+[\w.\[\]=, -]+)?", label)
     if not found:
-        raise FigureError(f'"{label}" is not a release label (NAME or NAME[OPTION=VALUE, ...])')
+        raise FigureError(f'"{label}" is not a release label (NAME, NAME[OPTION=VALUE, ...], then +STEP)')
     options = {}
     for part in filter(None, (part.strip() for part in (found.group(2) or "").split(","))):
         key, equals, value = part.partition("=")
@@ -200,6 +204,16 @@ def parse_label(label: str) -> tuple[str, dict[str, str]]:
             raise FigureError(f'option "{part}" of "{label}" is not OPTION=VALUE')
         options[key.strip()] = value.strip()
     return found.group(1), options
+
+
+def then_of_label(label: str) -> tuple[str, ...]:
+    """The steps after the mechanism that a label or a release's ``mechanism`` names, in order.
+
+    >>> then_of_label("emp+polish"), then_of_label("paraphrase [score=public-base]"), then_of_label("emp")
+    (('polish',), (), ())
+    """
+    after = label.rsplit("]", 1)[-1] if "]" in label else label
+    return tuple(step.strip() for step in after.split("+")[1:])
 
 
 def _same_value(a: Any, b: Any) -> bool:
@@ -227,6 +241,7 @@ def release_label(release: dict[str, Any]) -> str:
     name = release.get("name") or release.get("mechanism") or "?"
     if options and not release.get("sweep"):
         name += "[" + ", ".join(f"{key}={plain_value(value)}" for key, value in options.items()) + "]"
+    name += "".join(f"+{step}" for step in then_of_label(release.get("mechanism") or ""))
     parameter = release.get("parameter")
     return f"{name} at {'default' if parameter is None else plain_value(parameter)}"
 
@@ -257,8 +272,10 @@ def find_release(results: dict[str, Any], label: str, setting: str | None = None
     releases = releases_of(results)
     if not releases:
         raise FigureError("these results hold no releases (neither a comparison's nor a sweep's points)")
+    then = then_of_label(label)
     matches = [release for release in releases
                if name in (release.get("name"), release.get("mechanism"))
+               and then == then_of_label(release.get("mechanism") or "")
                and _options_match(wanted, release.get("options") or {}, subset=bool(release.get("sweep")))
                and (setting is None or _setting_matches(setting, release))]
     if len(matches) == 1:
@@ -380,12 +397,21 @@ def seconds_per_text_of(release: dict[str, Any], results: dict[str, Any]) -> flo
     return None
 
 
+def mechanism_identity(release: dict[str, Any]) -> tuple[str, str, tuple[str, ...]]:
+    """What makes a release's mechanism the same as another's: its name, its options and the steps
+    after it (``emp`` and ``emp+polish`` are two mechanisms: one writes with a language model).
+
+    >>> mechanism_identity({"name": "emp", "mechanism": "emp+polish", "options": {}})
+    ('emp', '{}', ('polish',))
+    """
+    return (str(release.get("name")), json.dumps(release.get("options") or {}, sort_keys=True),
+            then_of_label(release.get("mechanism") or ""))
+
+
 def mechanism_seconds_per_text(results: dict[str, Any], release: dict[str, Any]) -> float | None:
-    """The median seconds per text over the settings of ``release``'s mechanism (same name and
-    options) whose release time was measured; None where none was."""
-    options = release.get("options") or {}
-    same = [other for other in releases_of(results)
-            if other.get("name") == release.get("name") and (other.get("options") or {}) == options]
+    """The median seconds per text over the settings of ``release``'s mechanism
+    (:func:`mechanism_identity`) whose release time was measured; None where none was."""
+    same = [other for other in releases_of(results) if mechanism_identity(other) == mechanism_identity(release)]
     measured = [found for found in (seconds_per_text_of(other, results) for other in same) if found is not None]
     return statistics.median(measured) if measured else None
 
@@ -532,7 +558,24 @@ def release_value(results: dict[str, Any], release: dict[str, Any],
         if found is None:
             raise FigureError(f"{release_label(release)}: its release time was not measured (read from the cache)")
         return found
+    if measure.endswith("-interval"):
+        return utility_interval_of(release, measure.removesuffix("-interval"))
     return utility_of(release, measure)
+
+
+def utility_interval_of(release: dict[str, Any], measure: str) -> tuple[float, float, float]:
+    """A release's utility under ``measure`` with its 95% bootstrap interval, as it was measured;
+    a :class:`FigureError` where the interval was not kept (a run before intervals).
+
+    >>> utility_interval_of({"utility": {"fluency": {"value": 1.14, "interval": {"low": 0.57, "high": 2.33,
+    ...     "method": "bootstrap"}}}}, "fluency")
+    (1.14, 0.57, 2.33)
+    """
+    value = utility_of(release, measure)
+    interval = utility_interval(((release.get("utility") or {}).get(utility_key(measure))))
+    if value is None or interval is None:
+        raise FigureError(f'{release_label(release)}: "{measure}" has no interval (measured before intervals were kept)')
+    return value, interval.low, interval.high
 
 
 def figure_value(results: dict[str, Any], figure: Figure) -> float | tuple[float, float, float] | None:
@@ -544,9 +587,10 @@ def figure_value(results: dict[str, Any], figure: Figure) -> float | tuple[float
 
 def format_key(measure: str) -> str:
     """The formatting rule a measure follows (an attack's top-1 is a risk)."""
-    if measure.startswith("top1=") or measure.endswith("-trained") or measure in RESULTS_MEASURES + ("style-adds",):
+    if measure.startswith("top1=") or measure.endswith("-trained") or measure in RESULTS_MEASURES + (
+            "style-adds", "risk-interval"):
         return "risk"
-    return utility_key(measure)
+    return utility_key(measure.removesuffix("-interval"))
 
 
 def render_figure(results: dict[str, Any], figure: Figure) -> str:
@@ -554,7 +598,7 @@ def render_figure(results: dict[str, Any], figure: Figure) -> str:
     value = figure_value(results, figure)
     measure = format_key(figure.measure)
     if isinstance(value, tuple):
-        risk, low, high = (format_number(part, "risk", figure.style) for part in value)
+        risk, low, high = (format_number(part, measure, figure.style) for part in value)
         return f"{risk} [{low}, {high}]"
     return format_number(value, measure, figure.style)
 

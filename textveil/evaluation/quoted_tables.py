@@ -23,10 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from textveil.evaluation.quoted_figures import (RELEASE_MEASURES, FigureError, find_release, format_key,
-                                                format_number, mechanism_seconds_per_text, plain_value,
-                                                release_label, release_value, releases_of, results_figure,
-                                                risk_of, unmodified_of, utility_key)
-from textveil.evaluation.release_intervals import READABLE_FLUENCY  # the reports' rule of a release that reads
+                                                format_number, mechanism_identity, mechanism_seconds_per_text,
+                                                plain_value, release_label, release_value, releases_of,
+                                                results_figure, risk_of, then_of_label, unmodified_of,
+                                                utility_key)
+from textveil.evaluation.release_intervals import READABLE_FLUENCY, paired_verdict, reference_release  # the reports' rule of a release that reads
 
 HEADINGS = {"risk": "risk", "risk-interval": "risk (95% interval)", "content-only": "content only",
             "style-adds": "style adds", "semantic-similarity": "semantic similarity", "fluency": "fluency (ratio)",
@@ -214,16 +215,15 @@ def answers(results: dict[str, Any], left_out: Collection[str] = ()) -> list[tup
         fluency = ((release.get("utility") or {}).get("fluency") or {}).get("value")
         if fluency is not None and fluency <= READABLE_FLUENCY:
             readable.append(release)
-    speeds: dict[tuple[str, str], float] = {}
+    speeds: dict[tuple[str, str, tuple[str, ...]], float] = {}
     for release in candidates:
         speed = mechanism_seconds_per_text(results, release)
         if speed is not None:
-            speeds[(release.get("name"), json.dumps(release.get("options") or {}, sort_keys=True))] = speed
+            speeds[mechanism_identity(release)] = speed
     fastest = None
     if speeds:
-        name, options = min(speeds, key=speeds.get)
-        fastest = _least_risk(r for r in candidates if r.get("name") == name
-                              and json.dumps(r.get("options") or {}, sort_keys=True) == options)
+        quickest = min(speeds, key=speeds.get)
+        fastest = _least_risk(r for r in candidates if mechanism_identity(r) == quickest)
     return [("readable", _least_risk(readable)), ("least risk", _least_risk(candidates)), ("fastest", fastest)]
 
 
@@ -233,13 +233,44 @@ def release_command(release: dict[str, Any]) -> str:
     >>> release_command({"name": "paraphrase", "options": {"score": "public-base"}, "parameter": 8.0,
     ...                  "parameter_name": "epsilon"})
     '`paraphrase --set score=public-base`, epsilon 8'
+    >>> release_command({"name": "emp", "mechanism": "emp+polish", "parameter": 10.0, "parameter_name": "epsilon"})
+    '`emp --then polish`, epsilon 10'
     """
     options = " ".join(f"--set {key}={plain_value(value)}" for key, value in (release.get("options") or {}).items())
-    command = f"`{release.get('name')}{' ' + options if options else ''}`"
+    options += "".join(f" --then {step}" for step in then_of_label(release.get("mechanism") or ""))
+    command = f"`{release.get('name')}{' ' + options.strip() if options else ''}`"
     parameter = release.get("parameter")
     if parameter is None:
         return command
     return f"{command}, {release.get('parameter_name') or 'setting'} {plain_value(parameter)}"
+
+
+ANSWER_INTERVALS = (
+    " Each risk is shown with its 95% interval (Wilson, or exact under 5 texts named), and beside it the "
+    "paired test against emp at 10 on the same texts (McNemar's, exact): where it reads \"cannot be told "
+    "apart\", the ranking between the two is not settled by this comparison."
+)
+"""What the answer table adds to the rule: the intervals and the paired test, read the same way as in
+the comparison reports."""
+
+
+def _risk_with_interval(release: dict[str, Any]) -> str:
+    """The risk and its 95% interval where the results allow one, else the risk alone."""
+    try:
+        risk, low, high = release_value({}, release, "risk-interval")
+    except FigureError:
+        return format_number(risk_of(release), "risk")
+    return f"{format_number(risk, 'risk')} [{format_number(low, 'risk')}, {format_number(high, 'risk')}]"
+
+
+def _against_reference(results: dict[str, Any], release: dict[str, Any]) -> str:
+    """The answer's paired test against the comparison's reference, in the reports' words."""
+    reference = reference_release(results)
+    if reference is not None and reference.get("id") == release.get("id"):
+        return "the reference"
+    if not release.get("paired"):
+        return "not recorded (per-text outcomes not kept)"
+    return paired_verdict(release)
 
 
 def answer_table(comparisons: dict[str, dict[str, Any]], links: dict[str, str],
@@ -249,8 +280,9 @@ def answer_table(comparisons: dict[str, dict[str, Any]], links: dict[str, str],
     the mechanism's seconds per text, citing the comparison (``links``: the folder's page, relative
     to the page that shows the table)."""
     notes: list[str] = []
-    lines = [ANSWER_RULE, "", "| your texts | you want | release with | risk (chance) | similarity | fluency ratio "
-             "| seconds per text | measured in |", "|---|---|---|---:|---:|---:|---:|---|"]
+    lines = [ANSWER_RULE + ANSWER_INTERVALS, "", "| your texts | you want | release with | risk, 95% interval "
+             "(chance) | against emp at 10, same texts | similarity | fluency ratio | seconds per text | measured in |",
+             "|---|---|---|---:|---|---:|---:|---:|---|"]
     for row in rows:
         results = comparisons[row.folder]
         chance = format_number(results_figure(results, "chance"), "chance")
@@ -262,12 +294,12 @@ def answer_table(comparisons: dict[str, dict[str, Any]], links: dict[str, str],
         for index, (want, release) in enumerate(answers(results, [label for label, _ in row.left_out])):
             texts = row.texts if index == 0 else "the same"
             if release is None:
-                lines.append(f"| {texts} | {want} | none measured | | | | | {cite} |")
+                lines.append(f"| {texts} | {want} | none measured | | | | | | {cite} |")
                 continue
             similarity = ((release.get("utility") or {}).get("semantic-similarity") or {}).get("value")
             fluency = ((release.get("utility") or {}).get("fluency") or {}).get("value")
             lines.append(f"| {texts} | {want} | {release_command(release)} "
-                         f"| {format_number(risk_of(release), 'risk')} ({chance}) "
+                         f"| {_risk_with_interval(release)} ({chance}) | {_against_reference(results, release)} "
                          f"| {format_number(similarity, 'semantic-similarity')} "
                          f"| {format_number(fluency, 'fluency')} "
                          f"| {format_number(mechanism_seconds_per_text(results, release), 'seconds-per-text')} "

@@ -70,9 +70,9 @@ def reads(release: dict[str, Any]) -> bool | None:
 def reference_release(results: dict[str, Any]) -> dict[str, Any] | None:
     """The release every other is tested against: the plan's ``reference`` (``"NAME:SETTING"``,
     the name as the report labels the mechanism), else emp at 10 when present, else None."""
-    wanted = results["plan"].get("reference")
+    wanted = (results.get("plan") or {}).get("reference")
     name, setting = wanted.rsplit(":", 1) if wanted else DEFAULT_REFERENCE
-    for release in results["releases"]:
+    for release in results.get("releases") or []:
         if release["mechanism"] == name and _same_setting(release, setting):
             return release
     return None
@@ -143,3 +143,21 @@ def with_attack_intervals(point: dict[str, Any]) -> dict[str, Any]:
 def _with_interval(result: dict[str, Any]) -> dict[str, Any]:
     found = rate_interval_of(result) if isinstance(result, dict) else None
     return {**result, "top1_interval": found.to_dict()} if found is not None else result
+
+
+def paired_verdict(release: dict[str, Any]) -> str:
+    """A release's paired test against the reference in words: lower, higher, or cannot be told
+    apart (the reports' column and "Which mechanism?"'s).
+
+    >>> paired_verdict({"paired": {"only_first": 2, "only_second": 9, "p_value": 0.065, "told_apart": False}})
+    'cannot be told apart (p = 0.065; 2 named only here, 9 only there)'
+    """
+    paired = release.get("paired")
+    if not paired:
+        return "the reference" if release.get("is_reference") else "–"
+    if "p_value" not in paired:
+        return "not recorded (per-text outcomes not kept)"
+    verdict = ("cannot be told apart" if not paired["told_apart"]
+               else "lower at 95%" if paired["only_first"] < paired["only_second"] else "higher at 95%")
+    return (f"{verdict} (p = {paired['p_value']:.3g}; {paired['only_first']} named only here, "
+            f"{paired['only_second']} only there)")
