@@ -168,12 +168,26 @@ def test_a_step_after_a_mechanism_makes_another_mechanism_for_the_answers():
             "apart (p = 0.344; 3 named only here, 7 only there) |") in table
 
 
+def test_one_epsilon_per_document_answers_with_the_least_risk_among_fixed_bounds():
+    """Only releases whose every document has the same epsilon answer it; among them the least risk."""
+    def fixed(parameter: float, top1: float) -> dict:
+        release = _release("select-write", parameter, ("char3-svm", "clean", top1), 0.25, 1.2)
+        release["budget"] = {"kind": "dp", "per_document": {"median": parameter, "largest": parameter, "texts": 150}}
+        return release
+
+    results = {**COMPARISON, "releases": [*COMPARISON["releases"], fixed(10.0, 3 / 150), fixed(50.0, 6 / 150)]}
+    found = dict(quoted_tables.answers(results))
+    assert quoted_figures.release_label(found["one epsilon per document"]) == "select-write at 10"
+    assert quoted_figures.release_label(found["least risk"]) == "select-write at 10"
+
+
 def test_the_answer_table_cites_each_comparison_and_states_its_rule():
     rows = [quoted_tables.AnswerRow("posts", "cmp", (("paraphrase[score=public-base] at 8", "a first design"),))]
     table = quoted_tables.answer_table({"cmp": COMPARISON}, {"cmp": "results/cmp/README.md"}, rows)
     assert table.startswith(quoted_tables.ANSWER_RULE)
     lines = [line for line in table.splitlines() if line.startswith("| ") and "your texts" not in line]
-    assert len(lines) == 3 and all("[`cmp`](results/cmp/README.md)" in line for line in lines)
+    assert len(lines) == 4 and all("[`cmp`](results/cmp/README.md)" in line for line in lines)
+    assert "| one epsilon per document | none measured |" in lines[3]  # every fixture budget grows with the text
     # 13 of 150 named: Wilson's interval; no per-text outcomes in this fixture, so no paired test
     assert ("| posts | readable | `paraphrase`, epsilon 30 | 0.087 [0.051, 0.143] (0.007) "
             "| not recorded (per-text outcomes not kept) | 0.302 | 0.77 |") in lines[0]
@@ -281,7 +295,7 @@ def test_which_mechanism_answers_from_the_committed_comparisons():
     assert "{{ answer_table }}" in page
     table = library.fill("answer_table", "choosing-a-mechanism.md")
     rows = [line for line in table.splitlines() if line.startswith("| ") and "your texts" not in line]
-    assert len(rows) == 3 * len(quoted_tables.ANSWER_ROWS)
+    assert len(rows) == 4 * len(quoted_tables.ANSWER_ROWS)
     news = [row for row in rows if "c50-documents" in row]
-    assert len(news) == 3 and all("(results/c50-documents/README.md)" in row for row in news)
+    assert len(news) == 4 and all("(results/c50-documents/README.md)" in row for row in news)
     assert "(results/blog-cross-topic/README.md)" in table and "(results/frontier-blog-short/README.md)" in table

@@ -176,7 +176,10 @@ ANSWER_RULE = (
     f"{READABLE_FLUENCY:g}; **least risk** the least risk of all; **fastest** the least risk of the "
     "mechanism that released fastest, in seconds per text: the release time measured for the released "
     "and the attacker's texts over their number, the median over the mechanism's settings (a setting "
-    "read back from the cache is not timed). Ties go to the higher semantic similarity."
+    "read back from the cache is not timed); **one epsilon per document** the least risk among the "
+    "releases whose every document was released at the same epsilon, fixed before any text was read "
+    "(the median and the largest epsilon per document are equal: a bound per document that does not "
+    "grow with the text). Ties go to the higher semantic similarity."
 )
 """The rule of :func:`answers`, as "Which mechanism?" states it above its table."""
 
@@ -194,8 +197,9 @@ def _least_risk(releases: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def answers(results: dict[str, Any], left_out: Collection[str] = ()) -> list[tuple[str, dict[str, Any] | None]]:
-    """The three answers of one comparison by :data:`ANSWER_RULE`: ``("readable", release)``,
-    ``("least risk", release)`` and ``("fastest", release)``; None where no release qualifies.
+    """The four answers of one comparison by :data:`ANSWER_RULE`: ``("readable", release)``,
+    ``("least risk", release)``, ``("fastest", release)`` and ``("one epsilon per document",
+    release)``; None where no release qualifies.
     The releases named in ``left_out`` (:func:`release_label`) are not candidates.
 
     >>> def release(name, parameter, risk, fluency, seconds):
@@ -205,8 +209,8 @@ def answers(results: dict[str, Any], left_out: Collection[str] = ()) -> list[tup
     >>> results = {"corpora": {"risk_unknown": {"documents": 10}},
     ...            "releases": [release("emp", 10, 0.11, 155, 0.1), release("paraphrase", 25, 0.08, 10.7, 3),
     ...                         release("paraphrase", 30, 0.23, 0.79, 4)]}
-    >>> [(want, release_label(found)) for want, found in answers(results)]
-    [('readable', 'paraphrase at 30'), ('least risk', 'paraphrase at 25'), ('fastest', 'emp at 10')]
+    >>> [(want, release_label(found) if found else None) for want, found in answers(results)]
+    [('readable', 'paraphrase at 30'), ('least risk', 'paraphrase at 25'), ('fastest', 'emp at 10'), ('one epsilon per document', None)]
     """
     candidates = [release for release in releases_of(results)
                   if _answerable(release) and release_label(release) not in left_out]
@@ -224,7 +228,21 @@ def answers(results: dict[str, Any], left_out: Collection[str] = ()) -> list[tup
     if speeds:
         quickest = min(speeds, key=speeds.get)
         fastest = _least_risk(r for r in candidates if mechanism_identity(r) == quickest)
-    return [("readable", _least_risk(readable)), ("least risk", _least_risk(candidates)), ("fastest", fastest)]
+    fixed = [release for release in candidates if _one_epsilon_per_document(release)]
+    return [("readable", _least_risk(readable)), ("least risk", _least_risk(candidates)), ("fastest", fastest),
+            ("one epsilon per document", _least_risk(fixed))]
+
+
+def _one_epsilon_per_document(release: dict[str, Any]) -> bool:
+    """Whether every released document of ``release`` has the same epsilon (a bound fixed per document).
+
+    >>> _one_epsilon_per_document({"budget": {"per_document": {"median": 50.0, "largest": 50.0}}})
+    True
+    >>> _one_epsilon_per_document({"budget": {"per_document": {"median": 768.0, "largest": 3840.0}}})
+    False
+    """
+    found = (release.get("budget") or {}).get("per_document") or {}
+    return found.get("median") is not None and found.get("median") == found.get("largest")
 
 
 def release_command(release: dict[str, Any]) -> str:
