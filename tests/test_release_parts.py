@@ -26,9 +26,10 @@ WORDS = ["a", "b", "c"]
 
 @pytest.fixture(autouse=True)
 def small_parts(monkeypatch):
-    """Parts of 4 texts, so that a corpus of a few texts is released in several (the key holds it)."""
-    monkeypatch.setattr(release_cache, "RELEASE_PART_TEXTS", PART)
-    monkeypatch.setattr(releasing, "RELEASE_PART_TEXTS", PART)
+    """Parts of 24 words: 4 of the 6-word texts below, so that a corpus of a few texts is released
+    in several (the key holds the size)."""
+    monkeypatch.setattr(release_cache, "RELEASE_PART_WORDS", 6 * PART)
+    monkeypatch.setattr(releasing, "RELEASE_PART_WORDS", 6 * PART)
 
 
 def _toy() -> WordEmbeddings:
@@ -40,7 +41,7 @@ def _corpus(n: int) -> LabelledCorpus:
 
 
 def test_a_long_release_is_its_parts_each_released_with_its_own_seed(tmp_path):
-    corpus = _corpus(10)  # parts of 4, 4 and 2 texts
+    corpus = _corpus(10)  # parts of 4, 4 and 2 texts (24, 24 and 12 words)
     mechanism = EarthMoversPrivacy(5.0, _toy(), seed=7)
     released = release_corpus(mechanism, corpus, ReleaseCache(tmp_path))
     expected = [mechanism.with_params(seed=part_seed(7, number)).release_corpus(
@@ -57,6 +58,13 @@ def test_a_long_release_is_its_parts_each_released_with_its_own_seed(tmp_path):
     short = _corpus(PART)
     assert release_corpus(EarthMoversPrivacy(5.0, _toy(), seed=7), short, ReleaseCache(tmp_path / "d")) == (
         EarthMoversPrivacy(5.0, _toy(), seed=7).release_corpus(short.texts, short.labels))
+
+
+def test_parts_hold_consecutive_texts_up_to_the_words_of_a_part_and_a_long_text_alone():
+    texts = ["one two", "three four five", "six", "a text of seven words in all", "end"]
+    assert releasing.release_parts(texts, most_words=6) == [range(0, 3), range(3, 4), range(4, 5)]
+    assert releasing.release_parts([], most_words=6) == []
+    assert releasing.release_parts(texts, most_words=100) == [range(0, 5)]  # one part: released whole
 
 
 def test_a_stopped_release_resumes_at_the_first_missing_part_and_redraws_the_same(tmp_path, monkeypatch):
@@ -96,8 +104,8 @@ def test_the_parts_draw_independently_of_each_other(tmp_path):
     n_texts = 1200
     corpus = LabelledCorpus(["a"] * (2 * n_texts), ["u"] * (2 * n_texts))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(release_cache, "RELEASE_PART_TEXTS", n_texts)
-        patch.setattr(releasing, "RELEASE_PART_TEXTS", n_texts)
+        patch.setattr(release_cache, "RELEASE_PART_WORDS", n_texts)  # one word a text
+        patch.setattr(releasing, "RELEASE_PART_WORDS", n_texts)
         released = release_corpus(RandomReplacement(_toy(), seed=11), corpus, ReleaseCache(tmp_path))
     first, second = released.texts[:n_texts], released.texts[n_texts:]
     table = np.zeros((3, 3))

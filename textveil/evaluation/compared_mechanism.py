@@ -5,6 +5,7 @@ its releases after it (``+polish``); parsed and labelled here, compared in
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,3 +117,23 @@ def _shown(value: Any) -> Any:
     """An option as results and keys show it: a secret as its digest only."""
     return str(value) if isinstance(value, Secret) else value
 
+
+def then_of_label(label: str) -> tuple[str, ...]:
+    """The steps after the mechanism that a label or a release's ``mechanism`` names, in order.
+
+    >>> then_of_label("emp+polish"), then_of_label("paraphrase [score=public-base]"), then_of_label("emp")
+    (('polish',), (), ())
+    """
+    after = label.rsplit("]", 1)[-1] if "]" in label else label
+    return tuple(step.strip() for step in after.split("+")[1:])
+
+
+def mechanism_identity(release: dict[str, Any]) -> tuple[str, str, tuple[str, ...]]:
+    """What makes a release's mechanism the same as another's: its name, its options and the steps
+    after it (``emp`` and ``emp+polish`` are two mechanisms: one writes with a language model).
+
+    >>> mechanism_identity({"name": "emp", "mechanism": "emp+polish", "options": {}})
+    ('emp', '{}', ('polish',))
+    """
+    return (str(release.get("name")), json.dumps(release.get("options") or {}, sort_keys=True),
+            then_of_label(release.get("mechanism") or ""))

@@ -380,10 +380,10 @@ class Sweep:
         differs was measured on other releases (:func:`textveil.evaluation.comparison.run_comparison`
         measures it again)."""
         import hashlib, json  # noqa: E401
-        from textveil.evaluation.release_cache import RELEASE_PART_TEXTS as parts  # they decide the texts too
+        from textveil.evaluation.release_cache import RELEASE_PART_WORDS as parts  # they decide the texts too
 
         shown = [{**self.mechanism.with_params(**self.changes_at(point, role_seeds(seed)["risk"])).fingerprint(),
-                  "release_parts": parts} for seed in self.seeds_at(point)]
+                  "release_part_words": parts} for seed in self.seeds_at(point)]
         return hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:24]
 
     def releases_written(self, point: SweepPoint) -> float | None:

@@ -56,7 +56,6 @@ textveil.evaluation.quoted_figures.FigureError: no release "emp" at 12 (it has: 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import shlex
@@ -64,6 +63,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
+from textveil.evaluation.compared_mechanism import mechanism_identity, then_of_label
 from textveil.evaluation.intervals import rate_interval
 from textveil.evaluation.release_intervals import utility_interval
 from textveil.evaluation.trainings import attack_lines, best_top1, is_content_only, result_of
@@ -204,16 +204,6 @@ def parse_label(label: str) -> tuple[str, dict[str, str]]:
             raise FigureError(f'option "{part}" of "{label}" is not OPTION=VALUE')
         options[key.strip()] = value.strip()
     return found.group(1), options
-
-
-def then_of_label(label: str) -> tuple[str, ...]:
-    """The steps after the mechanism that a label or a release's ``mechanism`` names, in order.
-
-    >>> then_of_label("emp+polish"), then_of_label("paraphrase [score=public-base]"), then_of_label("emp")
-    (('polish',), (), ())
-    """
-    after = label.rsplit("]", 1)[-1] if "]" in label else label
-    return tuple(step.strip() for step in after.split("+")[1:])
 
 
 def _same_value(a: Any, b: Any) -> bool:
@@ -395,17 +385,6 @@ def seconds_per_text_of(release: dict[str, Any], results: dict[str, Any]) -> flo
     if not stages and release.get("seconds") and unknown:
         return float(release["seconds"]) / unknown
     return None
-
-
-def mechanism_identity(release: dict[str, Any]) -> tuple[str, str, tuple[str, ...]]:
-    """What makes a release's mechanism the same as another's: its name, its options and the steps
-    after it (``emp`` and ``emp+polish`` are two mechanisms: one writes with a language model).
-
-    >>> mechanism_identity({"name": "emp", "mechanism": "emp+polish", "options": {}})
-    ('emp', '{}', ('polish',))
-    """
-    return (str(release.get("name")), json.dumps(release.get("options") or {}, sort_keys=True),
-            then_of_label(release.get("mechanism") or ""))
 
 
 def mechanism_seconds_per_text(results: dict[str, Any], release: dict[str, Any]) -> float | None:

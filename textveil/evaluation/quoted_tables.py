@@ -22,11 +22,11 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from textveil.evaluation.compared_mechanism import mechanism_identity, then_of_label
 from textveil.evaluation.quoted_figures import (RELEASE_MEASURES, FigureError, find_release, format_key,
-                                                format_number, mechanism_identity, mechanism_seconds_per_text,
-                                                plain_value, release_label, release_value, releases_of,
-                                                results_figure, risk_of, then_of_label, unmodified_of,
-                                                utility_key)
+                                                format_number, mechanism_seconds_per_text, plain_value,
+                                                release_label, release_value, releases_of, results_figure,
+                                                risk_of, unmodified_of, utility_key)
 from textveil.evaluation.release_intervals import READABLE_FLUENCY, paired_verdict, reference_release  # the reports' rule of a release that reads
 
 HEADINGS = {"risk": "risk", "risk-interval": "risk (95% interval)", "content-only": "content only",

@@ -19,12 +19,14 @@ from textveil.mechanisms.base import CorpusRelease
 from textveil.privacy.release_budget import ReleaseBudget
 
 
-RELEASE_PART_TEXTS = 256
-"""A seeded release of more texts than this is made and cached in parts of this many texts, each
-with a seed of its own (:func:`textveil.evaluation.releasing.release_corpus`). Why 256: a
-language-model setting releases about one blog post a second on 2 cores, so a stopped run loses
-a few minutes at most, and 15,000 texts make 59 parts. Every release key and release digest holds
-it: another size releases other texts."""
+RELEASE_PART_WORDS = 20_000
+"""A seeded release of more words than this is made and cached in parts of consecutive texts of at
+most this many words each (a longer text is a part alone), each part with a seed of its own
+(:func:`textveil.evaluation.releasing.release_corpus`). Why by words: the work of every mechanism
+grows with the words, so a part is about the same work whatever the texts (about 500 blog posts,
+or 40 news articles: some minutes of a language model on 2 cores), a stopped run loses at most
+that, and emp still decodes in large batches. Every release key and release digest holds it:
+another size releases other texts."""
 
 
 def release_key(fingerprint: dict[str, Any], seed: int, corpus: LabelledCorpus) -> str:
@@ -35,7 +37,7 @@ def release_key(fingerprint: dict[str, Any], seed: int, corpus: LabelledCorpus) 
     from textveil.version import __version__
 
     payload = json.dumps({"mechanism": fingerprint, "seed": seed, "corpus": corpus.content_hash(),
-                          "textveil": __version__, "parts": RELEASE_PART_TEXTS}, sort_keys=True, default=str)
+                          "textveil": __version__, "part_words": RELEASE_PART_WORDS}, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
 
 

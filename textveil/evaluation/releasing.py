@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from textveil.corpus.labelled import LabelledCorpus
-from textveil.evaluation.release_cache import RELEASE_PART_TEXTS, ReleaseCache, release_key
+from textveil.evaluation.release_cache import RELEASE_PART_WORDS, ReleaseCache, release_key
 from textveil.mechanisms.base import CorpusRelease, Mechanism
 
 PART_TAG = 0x70617274
@@ -49,11 +49,31 @@ def part_seed(seed: int, part: int) -> int:
     return int.from_bytes(words.astype("<u4").tobytes(), "little")
 
 
+def release_parts(texts: Sequence[str], most_words: int | None = None) -> list[range]:
+    """The parts a corpus is released in: consecutive texts of at most ``most_words`` words together
+    (:data:`RELEASE_PART_WORDS` by default; a longer text is a part alone), in order.
+
+    >>> release_parts(["a b", "c d e", "f", "g h i j k l"], most_words=5)
+    [range(0, 2), range(2, 3), range(3, 4)]
+    """
+    most = RELEASE_PART_WORDS if most_words is None else most_words
+    parts, start, words = [], 0, 0
+    for index, text in enumerate(texts):
+        count = len(text.split())
+        if index > start and words + count > most:
+            parts.append(range(start, index))
+            start, words = index, 0
+        words += count
+    if start < len(texts):
+        parts.append(range(start, len(texts)))
+    return parts
+
+
 def releases_in_parts(mechanism: Any, corpus: LabelledCorpus) -> bool:
-    """Whether ``corpus`` is released in parts of :data:`RELEASE_PART_TEXTS`: it is longer than
-    one part and the mechanism releases each text apart (not a corpus-level one: a new corpus, or
+    """Whether ``corpus`` is released in parts (:func:`release_parts`): it has more words than one
+    part holds and the mechanism releases each text apart (not a corpus-level one: a new corpus, or
     PIVOT's one key drawn from every document's counts)."""
-    return len(corpus) > RELEASE_PART_TEXTS and not mechanism.corpus_level
+    return not mechanism.corpus_level and len(release_parts(corpus.texts)) > 1
 
 
 def joined_releases(parts: Sequence[CorpusRelease]) -> CorpusRelease:
@@ -90,8 +110,8 @@ def release_corpus(
     read from ``cache`` when seeded and there, else released (and stored when seeded).
     ``progress(n)`` is told as each n texts are released.
 
-    A seeded corpus of more than :data:`RELEASE_PART_TEXTS` texts is released in parts of that
-    many, part ``i`` by the mechanism with the seed :func:`part_seed` (seed, i), and each part is
+    A seeded corpus of more than :data:`RELEASE_PART_WORDS` words is released in parts
+    (:func:`release_parts`), part ``i`` by the mechanism with the seed :func:`part_seed` (seed, i), and each part is
     cached as it is finished: a run stopped part-way (a comparison of 15,000 posts with a
     language model takes hours) resumes at the first part the cache does not hold, and redraws
     exactly what it would have drawn. The whole release is then cached as one entry and its
@@ -116,8 +136,8 @@ def release_corpus(
         return whole
     parts, part_keys = [], []
     counted = cache.hits, cache.misses  # the cache's counts are of whole releases: one miss for this one
-    for number, start in enumerate(range(0, len(corpus), RELEASE_PART_TEXTS)):
-        part = corpus.subset(range(start, min(len(corpus), start + RELEASE_PART_TEXTS)))
+    for number, texts in enumerate(release_parts(corpus.texts)):
+        part = corpus.subset(texts)
         part_key = _part_key(key, number)
         held = cache.held(part_key, len(part))
         if held is not None and progress is not None:
@@ -169,9 +189,8 @@ def cached_share(mechanism: Mechanism, corpus: LabelledCorpus, cache: ReleaseCac
         return 1.0
     if not releases_in_parts(mechanism, corpus):
         return 0.0
-    held = sum(min(RELEASE_PART_TEXTS, len(corpus) - start)
-               for number, start in enumerate(range(0, len(corpus), RELEASE_PART_TEXTS))
-               if readable(_part_key(key, number), min(RELEASE_PART_TEXTS, len(corpus) - start)))
+    held = sum(len(texts) for number, texts in enumerate(release_parts(corpus.texts))
+               if readable(_part_key(key, number), len(texts)))
     return held / len(corpus)
 
 
@@ -184,7 +203,7 @@ def cached_release_written(mechanism: Mechanism, corpus: LabelledCorpus, cache: 
 
 def _part_key(key: str, number: int) -> str:
     """The cache key of part ``number`` of the release keyed ``key``."""
-    return f"{key}-part{number}-of-{RELEASE_PART_TEXTS}"
+    return f"{key}-part{number}"
 
 
 def _key(mechanism: Mechanism, corpus: LabelledCorpus) -> str | None:
