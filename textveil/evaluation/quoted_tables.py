@@ -27,7 +27,8 @@ from textveil.evaluation.quoted_figures import (RELEASE_MEASURES, FigureError, f
                                                 format_number, mechanism_seconds_per_text, plain_value,
                                                 release_label, release_value, releases_of, results_figure,
                                                 risk_of, unmodified_of, utility_key)
-from textveil.evaluation.release_intervals import READABLE_FLUENCY, paired_verdict, reference_release  # the reports' rule of a release that reads
+# READABLE_FLUENCY: the reports' rule of a release that reads
+from textveil.evaluation.release_intervals import READABLE_FLUENCY, paired_verdict, reference_release
 
 HEADINGS = {"risk": "risk", "risk-interval": "risk (95% interval)", "content-only": "content only",
             "style-adds": "style adds", "semantic-similarity": "semantic similarity", "fluency": "fluency (ratio)",
@@ -209,8 +210,12 @@ def answers(results: dict[str, Any], left_out: Collection[str] = ()) -> list[tup
     >>> results = {"corpora": {"risk_unknown": {"documents": 10}},
     ...            "releases": [release("emp", 10, 0.11, 155, 0.1), release("paraphrase", 25, 0.08, 10.7, 3),
     ...                         release("paraphrase", 30, 0.23, 0.79, 4)]}
-    >>> [(want, release_label(found) if found else None) for want, found in answers(results)]
-    [('readable', 'paraphrase at 30'), ('least risk', 'paraphrase at 25'), ('fastest', 'emp at 10'), ('one epsilon per document', None)]
+    >>> for want, found in answers(results):
+    ...     print(want, "->", release_label(found) if found else None)
+    readable -> paraphrase at 30
+    least risk -> paraphrase at 25
+    fastest -> emp at 10
+    one epsilon per document -> None
     """
     candidates = [release for release in releases_of(results)
                   if _answerable(release) and release_label(release) not in left_out]

@@ -111,11 +111,11 @@ def release_corpus(
     ``progress(n)`` is told as each n texts are released.
 
     A seeded corpus of more than :data:`RELEASE_PART_WORDS` words is released in parts
-    (:func:`release_parts`), part ``i`` by the mechanism with the seed :func:`part_seed` (seed, i), and each part is
-    cached as it is finished: a run stopped part-way (a comparison of 15,000 posts with a
-    language model takes hours) resumes at the first part the cache does not hold, and redraws
-    exactly what it would have drawn. The whole release is then cached as one entry and its
-    parts' entries are removed.
+    (:func:`release_parts`), part ``i`` by the mechanism with the seed :func:`part_seed` (seed, i),
+    and each part is cached as it is finished: a run stopped part-way (a comparison of 15,000
+    posts with a language model takes hours) resumes at the first part the cache does not hold,
+    and redraws exactly what it would have drawn. The whole release is then cached as one entry
+    and its parts' entries are removed.
 
     >>> from textveil.embeddings import WordEmbeddings
     >>> from textveil.mechanisms.earth_movers import EarthMoversPrivacy
