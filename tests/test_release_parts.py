@@ -115,3 +115,62 @@ def test_the_parts_draw_independently_of_each_other(tmp_path):
     assert p_value > 1e-3, table
     diagonal = np.eye(3).ravel() * n_texts / 3  # what one seed for both parts would give
     assert stats.chisquare(diagonal + 1e-9, np.full(9, n_texts / 9)).pvalue < 1e-12
+
+
+def test_a_comparison_stopped_in_the_middle_of_a_release_resumes_to_the_same_results(
+        tmp_path, vectors, toy_word_embeddings, monkeypatch):
+    """End to end through run_comparison: a comparison stopped while it releases its known texts (part
+    two of three) is run again; it reads the parts it made back, releases only the rest, and its
+    results are those of a run that was never stopped."""
+    from tests.conftest import style_corpus
+    from textveil.evaluation.comparison import ComparedMechanism, ComparisonPlan, run_comparison
+    from textveil.evaluation.experiment_plan import EvaluationCorpora
+
+    rng = np.random.default_rng(3)
+    words = list(toy_word_embeddings.words)
+    corpora = EvaluationCorpora(style_corpus(words, rng, 3, 6), style_corpus(words, rng, 3, 2))
+    words_known = sum(len(text.split()) for text in corpora.risk_known.texts)
+    monkeypatch.setattr(release_cache, "RELEASE_PART_WORDS", words_known // 3 + 1)
+    monkeypatch.setattr(releasing, "RELEASE_PART_WORDS", words_known // 3 + 1)
+    plan = ComparisonPlan(mechanisms=[ComparedMechanism("random")], attacks=["char3-svm", "length"],
+                          utility=["unigram-cosine"], seed=4, embeddings=str(vectors), top_k=2, thresholds=[0.4])
+    whole = run_comparison(corpora, plan, state_folder=tmp_path / "a" / "state", estimate=False,
+                           release_cache_folder=tmp_path / "a" / "releases")
+
+    real = ReleaseCache.get_or_release
+
+    def stopped_at_the_second_part(self, key, release, expected):
+        if key is not None and key.endswith("-part1"):
+            raise KeyboardInterrupt  # stopped while it releases the second part of the known texts
+        return real(self, key, release, expected)
+
+    folders = {"state_folder": tmp_path / "b" / "state", "release_cache_folder": tmp_path / "b" / "releases"}
+    monkeypatch.setattr(ReleaseCache, "get_or_release", stopped_at_the_second_part)
+    with pytest.raises(KeyboardInterrupt):
+        run_comparison(corpora, plan, estimate=False, **folders)
+    assert len(list((tmp_path / "b" / "releases").glob("*-part*.json"))) == 1  # the first part is kept
+    asked: list[str] = []
+
+    def recorded(self, key, release, expected):
+        asked.append(key or "")
+        return real(self, key, release, expected)
+
+    monkeypatch.setattr(ReleaseCache, "get_or_release", recorded)
+    resumed = run_comparison(corpora, plan, estimate=False, **folders)
+    assert [key[-6:] for key in asked if "-part" in key] == ["-part1", "-part2"]  # part 0 is read back
+    assert _measured(resumed) == _measured(whole)  # every release, attack (each text's outcome) and utility
+    assert resumed["releases"][0]["point"]["known_release"]["read_from_cache"] == 0  # released, partly read back
+    assert not list((tmp_path / "b" / "releases").glob("*-part*.json"))
+
+
+def _measured(results: dict) -> dict:
+    """A comparison's results without what says how they were obtained (times, cache reads, resumes)."""
+    from tests.test_time_estimate import _strip_time
+
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items()
+                    if k not in ("read_from_cache", "read_back", "release_cache", "resume")}
+        return [strip(v) for v in value] if isinstance(value, list) else value
+
+    return strip(_strip_time(results))
