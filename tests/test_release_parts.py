@@ -137,25 +137,25 @@ def test_a_comparison_stopped_in_the_middle_of_a_release_resumes_to_the_same_res
     whole = run_comparison(corpora, plan, state_folder=tmp_path / "a" / "state", estimate=False,
                            release_cache_folder=tmp_path / "a" / "releases")
 
-    real = ReleaseCache.get_or_release
+    real = ReleaseCache.store
 
-    def stopped_at_the_second_part(self, key, release, expected):
+    def stopped_at_the_second_part(self, key, released):
         if key is not None and key.endswith("-part1"):
-            raise KeyboardInterrupt  # stopped while it releases the second part of the known texts
-        return real(self, key, release, expected)
+            raise KeyboardInterrupt  # stopped as it finishes the second part of the known texts
+        return real(self, key, released)
 
     folders = {"state_folder": tmp_path / "b" / "state", "release_cache_folder": tmp_path / "b" / "releases"}
-    monkeypatch.setattr(ReleaseCache, "get_or_release", stopped_at_the_second_part)
+    monkeypatch.setattr(ReleaseCache, "store", stopped_at_the_second_part)
     with pytest.raises(KeyboardInterrupt):
         run_comparison(corpora, plan, estimate=False, **folders)
     assert len(list((tmp_path / "b" / "releases").glob("*-part*.json"))) == 1  # the first part is kept
     asked: list[str] = []
 
-    def recorded(self, key, release, expected):
+    def recorded(self, key, released):
         asked.append(key or "")
-        return real(self, key, release, expected)
+        return real(self, key, released)
 
-    monkeypatch.setattr(ReleaseCache, "get_or_release", recorded)
+    monkeypatch.setattr(ReleaseCache, "store", recorded)
     resumed = run_comparison(corpora, plan, estimate=False, **folders)
     assert [key[-6:] for key in asked if "-part" in key] == ["-part1", "-part2"]  # part 0 is read back
     assert _measured(resumed) == _measured(whole)  # every release, attack (each text's outcome) and utility

@@ -379,12 +379,10 @@ class Sweep:
         its seeds (its code's choices, the model, the vocabulary). A stored point whose digest
         differs was measured on other releases (:func:`textveil.evaluation.comparison.run_comparison`
         measures it again)."""
-        import hashlib, json  # noqa: E401
-        from textveil.evaluation.release_cache import RELEASE_PART_WORDS as parts  # they decide the texts too
+        from textveil.evaluation.release_cache import release_digest
 
-        shown = [{**self.mechanism.with_params(**self.changes_at(point, role_seeds(seed)["risk"])).fingerprint(),
-                  "release_part_words": parts} for seed in self.seeds_at(point)]
-        return hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:24]
+        return release_digest([self.mechanism.with_params(**self.changes_at(point, role_seeds(seed)["risk"]))
+                               .fingerprint() for seed in self.seeds_at(point)])
 
     def releases_written(self, point: SweepPoint) -> float | None:
         """When the last of a point's judged releases (as made now) was cached; None if one is not."""

@@ -26,7 +26,7 @@ from textveil.evaluation.compared_mechanism import mechanism_identity, then_of_l
 from textveil.evaluation.quoted_figures import (RELEASE_MEASURES, FigureError, find_release, format_key,
                                                 format_number, mechanism_seconds_per_text, plain_value,
                                                 release_label, release_value, releases_of, results_figure,
-                                                risk_of, unmodified_of, utility_key)
+                                                risk_interval_of, risk_of, unmodified_of, utility_key)
 # READABLE_FLUENCY: the reports' rule of a release that reads
 from textveil.evaluation.release_intervals import READABLE_FLUENCY, paired_verdict, reference_release
 
@@ -280,7 +280,7 @@ the comparison reports."""
 def _risk_with_interval(release: dict[str, Any]) -> str:
     """The risk and its 95% interval where the results allow one, else the risk alone."""
     try:
-        risk, low, high = release_value({}, release, "risk-interval")
+        risk, low, high = risk_interval_of(release)
     except FigureError:
         return format_number(risk_of(release), "risk")
     return f"{format_number(risk, 'risk')} [{format_number(low, 'risk')}, {format_number(high, 'risk')}]"

@@ -29,6 +29,13 @@ that, and emp still decodes in large batches. Every release key and release dige
 another size releases other texts."""
 
 
+def release_digest(fingerprints: list[dict[str, Any]]) -> str:
+    """A digest of what a point's releases are made by: the mechanism's fingerprint at each of its
+    seeds and, as in :func:`release_key`, the size of the parts a long corpus is released in."""
+    payload = json.dumps({"fingerprints": fingerprints, "part_words": RELEASE_PART_WORDS}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
+
+
 def release_key(fingerprint: dict[str, Any], seed: int, corpus: LabelledCorpus) -> str:
     """A digest of everything a release depends on, the textveil version and the size of the parts
     a long corpus is released in included: a new version may release differently (a fixed
@@ -64,15 +71,19 @@ class ReleaseCache:
         except OSError:
             return None
 
-    def held(self, key: str | None, expected: int) -> CorpusRelease | None:
-        """The entry for ``key`` that a release may be read back from (counted as a hit), or None.
+    def readable(self, key: str | None, expected: int) -> CorpusRelease | None:
+        """The entry for ``key`` that a release may be read back from, or None (nothing counted).
         An aligned entry written before budgets were kept is not: a report beside it would read
         "not recorded" where a fresh release shows the figures."""
         cached = self.cached(key, expected)
-        if cached is not None and (cached.budget is not None or not cached.aligned):
+        return cached if cached is not None and (cached.budget is not None or not cached.aligned) else None
+
+    def held(self, key: str | None, expected: int) -> CorpusRelease | None:
+        """:meth:`readable`, counted as a hit when it is there."""
+        found = self.readable(key, expected)
+        if found is not None:
             self.hits += 1
-            return cached
-        return None
+        return found
 
     def get_or_release(self, key: str | None, release: Callable[[], CorpusRelease], expected: int) -> CorpusRelease:
         """The cached release for ``key``, or ``release()`` (then stored when ``key`` is given).
@@ -85,7 +96,6 @@ class ReleaseCache:
         self.store(key, released)
         return released
 
-
     def store(self, key: str | None, released: CorpusRelease) -> None:
         """Keep ``released`` under ``key`` (nothing without a folder or a key)."""
         if self.folder is not None and key is not None:
@@ -93,8 +103,8 @@ class ReleaseCache:
 
     def forget(self, keys: Sequence[str]) -> None:
         """Remove the entries of ``keys`` (a long release's parts, once the whole is kept)."""
-        for key in keys:
-            if self.folder is not None:
+        if self.folder is not None:
+            for key in keys:
                 (self.folder / f"{key}.json").unlink(missing_ok=True)
 
 

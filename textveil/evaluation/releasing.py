@@ -69,13 +69,6 @@ def release_parts(texts: Sequence[str], most_words: int | None = None) -> list[r
     return parts
 
 
-def releases_in_parts(mechanism: Any, corpus: LabelledCorpus) -> bool:
-    """Whether ``corpus`` is released in parts (:func:`release_parts`): it has more words than one
-    part holds and the mechanism releases each text apart (not a corpus-level one: a new corpus, or
-    PIVOT's one key drawn from every document's counts)."""
-    return not mechanism.corpus_level and len(release_parts(corpus.texts)) > 1
-
-
 def joined_releases(parts: Sequence[CorpusRelease]) -> CorpusRelease:
     """The releases of a corpus's parts as the one release of the corpus: texts and labels in order,
     counts added, each document's epsilon kept (a budget unknown for one part is unknown).
@@ -111,8 +104,9 @@ def release_corpus(
     ``progress(n)`` is told as each n texts are released.
 
     A seeded corpus of more than :data:`RELEASE_PART_WORDS` words is released in parts
-    (:func:`release_parts`), part ``i`` by the mechanism with the seed :func:`part_seed` (seed, i),
-    and each part is cached as it is finished: a run stopped part-way (a comparison of 15,000
+    (:func:`release_parts`; not by a corpus-level mechanism: a new corpus, or PIVOT's one key
+    drawn from every document's counts), part ``i`` by the mechanism with the seed
+    :func:`part_seed` (seed, i), and each part is cached as it is finished: a run stopped part-way (a comparison of 15,000
     posts with a language model takes hours) resumes at the first part the cache does not hold,
     and redraws exactly what it would have drawn. The whole release is then cached as one entry
     and its parts' entries are removed.
@@ -128,29 +122,29 @@ def release_corpus(
     (True, 2, 1)
     """
     key = _key(mechanism, corpus)
-    if key is None or not releases_in_parts(mechanism, corpus):
+    parts = release_parts(corpus.texts)
+    if key is None or mechanism.corpus_level or len(parts) < 2:
         return cache.get_or_release(
             key, lambda: mechanism.release_corpus(corpus.texts, corpus.labels, progress=progress), len(corpus))
     whole = cache.held(key, len(corpus))
     if whole is not None:
         return whole
-    parts, part_keys = [], []
-    counted = cache.hits, cache.misses  # the cache's counts are of whole releases: one miss for this one
-    for number, texts in enumerate(release_parts(corpus.texts)):
-        part = corpus.subset(texts)
-        part_key = _part_key(key, number)
-        held = cache.held(part_key, len(part))
-        if held is not None and progress is not None:
+    cache.misses += 1  # the cache counts whole releases: this one is (at least partly) released
+    released = []
+    for number, texts in enumerate(parts):
+        part, part_key = corpus.subset(texts), _part_key(key, number)
+        held = cache.readable(part_key, len(part))
+        if held is None:
+            held = mechanism.with_params(seed=part_seed(mechanism.seed, number)).release_corpus(
+                part.texts, part.labels, progress=progress)
+            cache.store(part_key, held)
+        elif progress is not None:
             progress(len(part))  # a part read back counts as released, so the bar and its rate stay true
-        parts.append(held if held is not None else cache.get_or_release(
-            part_key, lambda part=part, number=number: mechanism.with_params(seed=part_seed(mechanism.seed, number))
-            .release_corpus(part.texts, part.labels, progress=progress), len(part)))
-        part_keys.append(part_key)
-    cache.hits, cache.misses = counted[0], counted[1] + 1
-    released = joined_releases(parts)
-    cache.store(key, released)
-    cache.forget(part_keys)
-    return released
+        released.append(held)
+    joined = joined_releases(released)
+    cache.store(key, joined)
+    cache.forget([_part_key(key, number) for number in range(len(parts))])
+    return joined
 
 
 def cached_release(mechanism: Mechanism, corpus: LabelledCorpus, cache: ReleaseCache) -> CorpusRelease | None:
@@ -178,19 +172,16 @@ def cached_share(mechanism: Mechanism, corpus: LabelledCorpus, cache: ReleaseCac
     :meth:`ReleaseCache.get_or_release` reads: an aligned entry kept without its budget is not
     read back."""
 
-    def readable(key: str | None, expected: int) -> bool:
-        held = cache.cached(key, expected)
-        return held is not None and (held.budget is not None or not held.aligned)
-
     key = _key(mechanism, corpus)
     if key is None:
         return 0.0
-    if readable(key, len(corpus)):
+    if cache.readable(key, len(corpus)) is not None:
         return 1.0
-    if not releases_in_parts(mechanism, corpus):
+    parts = release_parts(corpus.texts)
+    if mechanism.corpus_level or len(parts) < 2:
         return 0.0
-    held = sum(len(texts) for number, texts in enumerate(release_parts(corpus.texts))
-               if readable(_part_key(key, number), len(texts)))
+    held = sum(len(texts) for number, texts in enumerate(parts)
+               if cache.readable(_part_key(key, number), len(texts)) is not None)
     return held / len(corpus)
 
 
