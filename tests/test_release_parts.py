@@ -17,6 +17,7 @@ from textveil.corpus.labelled import LabelledCorpus
 from textveil.embeddings import WordEmbeddings
 from textveil.evaluation.release_cache import ReleaseCache
 from textveil.evaluation.releasing import cached_share, part_seed, release_corpus
+from textveil.evaluation.sweep_clock import TextCount
 from textveil.mechanisms.earth_movers import EarthMoversPrivacy
 from textveil.mechanisms.random_replacement import RandomReplacement
 
@@ -86,9 +87,12 @@ def test_a_stopped_release_resumes_at_the_first_missing_part_and_redraws_the_sam
     assert cached_share(RandomReplacement(_toy(), seed=3), corpus, cache) == pytest.approx(0.8)  # 8 of 10 texts
     assert len(list(cache.folder.glob("*-part*.json"))) == 2
     monkeypatch.setattr(RandomReplacement, "release_corpus", real)
-    told: list[int] = []
-    resumed = release_corpus(RandomReplacement(_toy(), seed=3), corpus, cache, progress=told.append)
-    assert resumed == whole and sum(told) == 10  # the parts read back count on the progress bar
+    told: list[tuple[float, dict]] = []
+    count = TextCount(lambda stage, done, total, **held: told.append((done, held)), "releasing", len(corpus))
+    resumed = release_corpus(RandomReplacement(_toy(), seed=3), corpus, cache, progress=count)
+    # the parts read back move the count as held (so a rate counts only the last part, released now)
+    assert resumed == whole and told[:3] == [(0.0, {}), (4.0, {"held": 4.0}), (8.0, {"held": 8.0})]
+    assert told[-1][0] == 10 and all(not held for _, held in told[3:])
     # the whole is kept as one entry, its parts removed, and read back whole next time
     assert [path.name for path in cache.folder.iterdir()] == [f"{releasing._key(RandomReplacement(_toy(), seed=3), corpus)}.json"]
     assert cached_share(RandomReplacement(_toy(), seed=3), corpus, cache) == 1.0

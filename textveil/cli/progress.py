@@ -144,6 +144,14 @@ class StageLines:
         self._tasks[task]["done"] += advance
         self._progress(self._tasks[task])
 
+    def reset(self, task: int, *, total: float | None = None, completed: float = 0, **fields) -> None:
+        """The task counts on from ``completed`` as if it began now (rich's ``Progress.reset``):
+        work found done (a resumed release's parts read back) moves the count, not the rate."""
+        state = self._tasks[task]
+        state["total"] = state["total"] if total is None else total
+        state["done"] = float(completed)
+        self._begin(state)
+
     def update(self, task: int, *, completed: float | None = None, total: float | None = None,
                description: str | None = None, advance: float | None = None, **fields) -> None:
         """A new ``description`` names the stage just completed (the harness reports a stage when
@@ -264,19 +272,37 @@ def words_progress(bar: Progress | StageLines, stage: str, texts: Sequence[str])
     return advance
 
 
-def texts_progress(bar: Progress | StageLines) -> Callable[[str, float, int], None]:
+def texts_progress(bar: Progress | StageLines) -> Callable[..., None]:
     """The harness's ``text_progress(stage, done, total)`` shown as a task of ``bar`` of its own,
     added when a first release starts: each release's texts, on a terminal a second bar, in a log
-    a line every few percent (:class:`StageLines`)."""
+    a line every few percent (:class:`StageLines`). Texts read back rather than released (``held``,
+    a resumed release's parts) move the count and restart the rate, so the time left is the
+    release's own.
+
+    >>> from io import StringIO
+    >>> now, out = [0.0], StringIO()
+    >>> with StageLines(Console(file=out, width=80), clock=lambda: now[0]) as bar:
+    ...     told = texts_progress(bar)
+    ...     told("releasing", 0, 1000)
+    ...     told("releasing", 900, 1000, held=900)  # read back at once
+    ...     now[0] += 10.0
+    ...     told("releasing", 950, 1000)  # 50 released in 10 s
+    >>> print(out.getvalue().splitlines()[0])
+    releasing: 950 of 1,000 (95%), 5.00/s, 10 s left
+    """
     running: dict[str, Any] = {}  # the stage being released and its task
 
-    def told(stage: str, done: float, total: int) -> None:
+    def told(stage: str, done: float, total: int, held: float = 0.0) -> None:
         if running.get("stage") != stage:  # a new release: the last one's task ends (its line in a log)
             if "task" in running:
                 bar.remove_task(running["task"])
             running.clear()
-            running.update(stage=stage, task=bar.add_task(stage, total=total))
-        bar.update(running["task"], completed=done, total=total)
+            running.update(stage=stage, task=bar.add_task(stage, total=total), held=0.0)
+        if held > running["held"]:
+            running["held"] = held
+            bar.reset(running["task"], total=total, completed=done)
+        else:
+            bar.update(running["task"], completed=done, total=total)
         if done >= total:  # all released: its line now
             bar.remove_task(running.pop("task"))
             running.pop("stage")

@@ -101,7 +101,9 @@ def release_corpus(
 ) -> CorpusRelease:
     """``corpus`` released by ``mechanism`` (its parameters and seed set, fitted if it learns):
     read from ``cache`` when seeded and there, else released (and stored when seeded).
-    ``progress(n)`` is told as each n texts are released.
+    ``progress(n)`` is told as each n texts are released; where it has a ``held(n)`` method
+    (:class:`~textveil.evaluation.sweep_clock.TextCount`), texts read back from the parts of a
+    stopped run are told there instead, so that a rate counts only the texts released now.
 
     A seeded corpus of more than :data:`RELEASE_PART_WORDS` words is released in parts
     (:func:`release_parts`; not by a corpus-level mechanism: a new corpus, or PIVOT's one key
@@ -138,8 +140,8 @@ def release_corpus(
             held = mechanism.with_params(seed=part_seed(mechanism.seed, number)).release_corpus(
                 part.texts, part.labels, progress=progress)
             cache.store(part_key, held)
-        elif progress is not None:
-            progress(len(part))  # a part read back counts as released, so the bar and its rate stay true
+        elif progress is not None:  # a part read back moves the bar; its rate and time left count releases only
+            getattr(progress, "held", progress)(len(part))
         released.append(held)
     joined = joined_releases(released)
     cache.store(key, joined)

@@ -25,9 +25,11 @@ class SweepClock:
     """
 
     progress: Callable[[str, int, int], None] | None = None
-    texts: Callable[[str, float, int], None] | None = None
+    texts: Callable[..., None] | None = None
     """``texts(stage, done, total)``: told as a release goes, in texts (a language model's release
-    of a few hundred documents takes minutes: a log shows it moving)."""
+    of a few hundred documents takes minutes: a log shows it moving); ``texts(stage, done, total,
+    held=n)`` where n of the done texts were read back, not released (a resumed release's parts),
+    so that a rate counts only the texts released."""
     timings: dict[str, float] = field(default_factory=dict)
     task_seconds: dict[str, float] = field(default_factory=dict)
     done: int = 0
@@ -53,24 +55,32 @@ class SweepClock:
 
 
 class TextCount:
-    """One release's texts, told as they are released (``count(n)``), and all of them at the end
-    (``finish()``: a release read back from the cache tells nothing on the way).
+    """One release's texts, told as they are released (``count(n)``), as they are read back from
+    the parts a stopped run left (``count.held(n)``: done, but not released now, so not in a rate),
+    and all of them at the end (``finish()``: a release read back whole tells nothing on the way).
 
     >>> told = []
-    >>> count = TextCount(lambda stage, done, total: told.append(done), "releasing", 3)
+    >>> count = TextCount(lambda stage, done, total, **held: told.append((done, held)), "releasing", 4)
+    >>> count.held(2)
     >>> count(1)
     >>> count.finish()
     >>> told
-    [0.0, 1.0, 3.0]
+    [(0.0, {}), (2.0, {'held': 2.0}), (3.0, {}), (4.0, {})]
     """
 
-    def __init__(self, told: Callable[[str, float, int], None], stage: str, total: int) -> None:
-        self.told, self.stage, self.total, self.done = told, stage, total, 0.0
+    def __init__(self, told: Callable[..., None], stage: str, total: int) -> None:
+        self.told, self.stage, self.total, self.done, self.held_so_far = told, stage, total, 0.0, 0.0
         told(stage, 0.0, total)
 
     def __call__(self, count: float) -> None:
         self.done += count
         self.told(self.stage, self.done, self.total)
+
+    def held(self, count: float) -> None:
+        """``count`` more texts read back rather than released."""
+        self.done += count
+        self.held_so_far += count
+        self.told(self.stage, self.done, self.total, held=self.held_so_far)
 
     def finish(self) -> None:
         if self.done < self.total:
