@@ -7,10 +7,10 @@
 # similarity, fluency, describing share and length ratio; seed 1.
 #
 # Why 20 known and 10 judged rather than the older same-stream frontier's 70 and 30
-# (docs/results/frontier-blog-short, measured before the entity stage): with the cross-topic split's
-# sizes the two tables differ only in whether the judged posts share the known posts' topics, and a
-# language-model setting releases about 4,500 posts instead of 15,000 (about an hour on 2 cores
-# rather than four).
+# (docs/results/frontier-blog-short, textveil 0.3.0, before per-text outcomes were kept): with the
+# cross-topic split's sizes the two tables differ only in whether the judged posts share the known
+# posts' topics, and a language-model setting releases about 4,500 posts instead of 15,000 (about
+# an hour on 2 cores rather than four).
 #
 # Entries, in this order, so a run cut short has the bar first: emp 10 and 15, emp at 10 then
 # polish, the public base at 8, 12 and 16 per token, select-write at 10, 50 and 100 per document.
