@@ -54,17 +54,17 @@ def samples(data: Path, count: int) -> list[tuple[str, str, list[str]]]:
     return found
 
 
-def scaled_bank(kind: str, percentile: int | None) -> SelectionBank:
-    """The shipped bank of ``kind``, its hi moved to ``percentile`` of the public documents' best cosines."""
+def scaled_banks(kind: str) -> dict[str, SelectionBank]:
+    """The shipped bank of ``kind`` under each of :data:`SCALES`: hi moved to that percentile of the
+    public documents' best cosines (the shipped bank as it is for None)."""
     bank = load_bank(kind)
-    if percentile is None:
-        return bank
     items = bank.vectors / np.linalg.norm(bank.vectors, axis=1, keepdims=True)
     public = document_vectors(public_documents(), minilm_embed, items.shape[1])
     best = (public / np.linalg.norm(public, axis=1, keepdims=True) @ items.T).max(axis=1)
     clusters = np.array(read_bank_file(bank_path(kind))["clusters"])
-    return SelectionBank.from_vectors(list(bank.items), bank.vectors, clusters, lo=bank.lo,
-                                      hi=float(np.percentile(best, percentile)))
+    return {scale: bank if percentile is None else SelectionBank.from_vectors(
+                list(bank.items), bank.vectors, clusters, lo=bank.lo, hi=float(np.percentile(best, percentile)))
+            for scale, percentile in SCALES.items()}
 
 
 def main() -> None:
@@ -75,10 +75,11 @@ def main() -> None:
     args = parser.parse_args()
     similarity = SemanticSimilarity()
     rows = []
+    banks = {}
     for name, kind, texts in samples(args.data, args.texts):
-        for scale, percentile in SCALES.items():
-            bank = scaled_bank(kind, percentile)
-            vectors = document_vectors(texts, minilm_embed, bank.vectors.shape[1])
+        banks[kind] = banks.get(kind) or scaled_banks(kind)
+        vectors = document_vectors(texts, minilm_embed, banks[kind][next(iter(SCALES))].vectors.shape[1])
+        for scale, bank in banks[kind].items():
             for epsilon in EPSILONS:
                 plans = [select_plan(vector, bank, 1, epsilon / 2, epsilon / 2, np.random.default_rng(seed))
                          for seed, vector in enumerate(vectors)]

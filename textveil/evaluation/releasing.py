@@ -124,8 +124,8 @@ def release_corpus(
     (True, 2, 1)
     """
     key = _key(mechanism, corpus)
-    parts = release_parts(corpus.texts)
-    if key is None or mechanism.corpus_level or len(parts) < 2:
+    parts = _parts_of(mechanism, corpus)
+    if key is None or not parts:
         return cache.get_or_release(
             key, lambda: mechanism.release_corpus(corpus.texts, corpus.labels, progress=progress), len(corpus))
     whole = cache.held(key, len(corpus))
@@ -179,8 +179,8 @@ def cached_share(mechanism: Mechanism, corpus: LabelledCorpus, cache: ReleaseCac
         return 0.0
     if cache.readable(key, len(corpus)) is not None:
         return 1.0
-    parts = release_parts(corpus.texts)
-    if mechanism.corpus_level or len(parts) < 2:
+    parts = _parts_of(mechanism, corpus)
+    if not parts:
         return 0.0
     held = sum(len(texts) for number, texts in enumerate(parts)
                if cache.readable(_part_key(key, number), len(texts)) is not None)
@@ -192,6 +192,14 @@ def cached_release_written(mechanism: Mechanism, corpus: LabelledCorpus, cache: 
     release of it): what a point stored without a release digest is dated against."""
     key = _key(mechanism, corpus)
     return cache.written_at(key) if cache.cached(key, len(corpus)) is not None else None
+
+
+def _parts_of(mechanism: Mechanism, corpus: LabelledCorpus) -> list[range]:
+    """The parts ``corpus`` is released in (:func:`release_parts`), or none where it is released
+    whole: a corpus of one part, or a corpus-level mechanism (a new corpus, or PIVOT's one key drawn
+    from every document's counts)."""
+    parts = release_parts(corpus.texts)
+    return [] if mechanism.corpus_level or len(parts) < 2 else parts
 
 
 def _part_key(key: str, number: int) -> str:
