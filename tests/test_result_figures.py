@@ -298,4 +298,4 @@ def test_which_mechanism_answers_from_the_committed_comparisons():
     assert len(rows) == 4 * len(quoted_tables.ANSWER_ROWS)
     news = [row for row in rows if "c50-documents" in row]
     assert len(news) == 4 and all("(results/c50-documents/README.md)" in row for row in news)
-    assert "(results/blog-cross-topic/README.md)" in table and "(results/frontier-blog-short/README.md)" in table
+    assert "(results/blog-cross-topic/README.md)" in table and "(results/blog-same-stream/README.md)" in table

@@ -163,12 +163,12 @@ class AnswerRow:
 
 
 ANSWER_ROWS = (
-    AnswerRow("blog posts, reviews; the attacker holds other posts of the same stream", "frontier-blog-short"),
+    AnswerRow("blog posts, reviews; the attacker holds other posts of the same stream", "blog-same-stream"),
     AnswerRow("blog posts, reviews; the attacker holds the writers' texts on other topics", "blog-cross-topic"),
     AnswerRow("news articles, whole documents", "c50-documents"),
 )
-"""Which committed comparison answers which kind of text: the same-stream blog frontier (150
-users, entity stage on), the cross-topic blog comparison, and whole C50 news articles."""
+"""Which committed comparison answers which kind of text: the same-stream and the cross-topic blog
+comparisons (the same 150 users and sizes, entity stage on), and whole C50 news articles."""
 
 ANSWER_RULE = (
     "Each row is read from the comparison it names, among its releases with a formal guarantee, "
