@@ -115,6 +115,8 @@ def test_a_release_after_a_step_and_a_utility_interval_are_quoted_by_name():
         quoted_figures.render(results, 'fig cmp "emp" 10 fluency-interval')
     with pytest.raises(quoted_figures.FigureError, match=r"it has: emp at 10, emp\+polish at 10"):
         quoted_figures.render(results, 'fig cmp "emp+restyle" 10 risk')
+    names = [row.split(" | ")[0].strip("| *") for row in quoted_tables.comparison_table(results, ["risk"]).splitlines()[2:]]
+    assert names == ["unmodified text", "emp + polish", "emp"]  # a table names the step after the mechanism, as a placeholder does
 
 
 def test_the_risk_interval_is_the_library_rate_interval_of_the_risk_attack():

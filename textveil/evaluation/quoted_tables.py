@@ -52,7 +52,8 @@ def _release_name(release: dict[str, Any]) -> str:
     name = release.get("name") or "?"
     if options and not release.get("sweep"):
         name += " [" + ", ".join(f"{key}={plain_value(value)}" for key, value in options.items()) + "]"
-    return name
+    # a step after the mechanism makes another mechanism (emp, then polish, is not emp)
+    return name + "".join(f" + {step}" for step in then_of_label(release.get("mechanism") or ""))
 
 
 def _table_cell(release: dict[str, Any], results: dict[str, Any], column: str) -> str:
