@@ -301,3 +301,34 @@ def test_which_mechanism_answers_from_the_committed_comparisons():
     news = [row for row in rows if "c50-documents" in row]
     assert len(news) == 4 and all("(results/c50-documents/README.md)" in row for row in news)
     assert "(results/blog-cross-topic/README.md)" in table and "(results/blog-same-stream/README.md)" in table
+
+
+def test_a_paired_test_is_quoted_in_words_against_the_reference_or_another_setting():
+    """``paired`` reads the release's McNemar test against the reference; ``paired=SETTING``
+    computes it against the same release at another setting from the per-text outcomes; a row
+    without outcomes fails with one line instead of quoting a figure no results hold."""
+    from scipy.stats import binomtest
+
+    from textveil.evaluation.release_intervals import with_intervals
+
+    def hits(named: set[int]) -> list[bool]:
+        return [index in named for index in range(150)]
+
+    emp = _release("emp", 10.0, ("word1-svm", "clean", 7 / 150), 0.17, 165.0)
+    emp["point"]["attacks"]["word1-svm"]["hits"] = hits(set(range(7)))
+    at50 = _release("select-write", 50.0, ("word1-svm", "clean", 11 / 150), 0.27, 0.3)
+    at50["point"]["attacks"]["word1-svm"]["hits"] = hits(set(range(2)) | set(range(100, 109)))  # 9 only here
+    at100 = _release("select-write", 100.0, ("word1-svm", "clean", 5 / 150), 0.29, 0.3)
+    at100["point"]["attacks"]["word1-svm"]["hits"] = hits(set(range(2)) | set(range(100, 103)))
+    old = _release("paraphrase", 30.0, ("word1-svm", "clean", 13 / 150), 0.3, 0.8)  # no per-text outcomes
+    results = with_intervals({**COMPARISON, "releases": [emp, at50, at100, old]})
+    shown = quoted_figures.render(results, 'fig cmp "select-write" 50 paired')
+    # against emp: users 100-108 named only at 50 (9), users 2-6 only by emp (5)
+    p_value = binomtest(5, 14, 0.5).pvalue
+    assert shown == f"against emp at 10: cannot be told apart (p = {p_value:.3g}; 9 named only here, 5 only there)"
+    between = quoted_figures.render(results, 'fig cmp "select-write" 50 paired=100')
+    # users 103-108 named only at 50, none only at 100: p = 2 / 2**6, told apart
+    assert between == "against select-write at 100: higher at 95% (p = 0.0312; 6 named only here, 0 only there)"
+    with pytest.raises(quoted_figures.FigureError, match="no paired test"):
+        quoted_figures.render(results, 'fig cmp "paraphrase" 30 paired')
+    assert "McNemar" in quoted_tables.comparison_table(results, ["risk", "paired"]).splitlines()[0]

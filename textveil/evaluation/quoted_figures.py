@@ -26,7 +26,8 @@ such as ``blog-cross-topic`` or ``pii-risk/blog-on``)::
   the best top-1 of ``topic-svm`` over the trainings, and ``style-adds``, the risk less it;
   ``clean-trained`` and ``release-trained``, the best top-1 of one training; ``top1=ATTACK`` or
   ``top1=ATTACK@TRAINING``; ``epsilon-per-document``, the budget's median over the released texts;
-  ``seconds-per-text``), a short name of :data:`UTILITY_NAMES` (``similarity``, ``fluency``,
+  ``seconds-per-text``; ``paired``, the exact paired test against the comparison's reference in
+  words, or ``paired=SETTING`` against the same release at another setting), a short name of :data:`UTILITY_NAMES` (``similarity``, ``fluency``,
   ``describing``, ``length``) or any utility key of the results (``sentiment-cosine``,
   ``attribute-f1``); a utility measure with ``-interval`` after it (``similarity-interval``) is
   the value with its 95% bootstrap interval.
@@ -65,11 +66,11 @@ from typing import Any
 
 from textveil.evaluation.compared_mechanism import mechanism_identity, then_of_label
 from textveil.evaluation.intervals import rate_interval
-from textveil.evaluation.release_intervals import utility_interval
+from textveil.evaluation.release_intervals import paired_test, paired_verdict, utility_interval
 from textveil.evaluation.trainings import attack_lines, best_top1, is_content_only, result_of
 
 RELEASE_MEASURES = ("risk", "risk-interval", "content-only", "style-adds", "clean-trained", "release-trained",
-                    "epsilon-per-document", "seconds-per-text")
+                    "epsilon-per-document", "seconds-per-text", "paired")
 """Measures read from a release's attacks, budget and timing rather than from its utility; and
 ``top1=ATTACK`` (one attack's best top-1 over its trainings) or ``top1=ATTACK@TRAINING``."""
 UTILITY_NAMES = {"similarity": "semantic-similarity", "fluency": "fluency", "describing": "describing",
@@ -574,12 +575,44 @@ def format_key(measure: str) -> str:
 
 def render_figure(results: dict[str, Any], figure: Figure) -> str:
     """A parsed ``fig`` placeholder's text."""
+    if figure.measure == "paired" or figure.measure.startswith("paired="):
+        return paired_text(results, figure)
     value = figure_value(results, figure)
     measure = format_key(figure.measure)
     if isinstance(value, tuple):
         risk, low, high = (format_number(part, measure, figure.style) for part in value)
         return f"{risk} [{low}, {high}]"
     return format_number(value, measure, figure.style)
+
+
+def paired_text(results: dict[str, Any], figure: Figure) -> str:
+    """A release's exact paired test (McNemar) in words: ``paired``, against the comparison's
+    reference; ``paired=SETTING``, against the same release at another setting. A
+    :class:`FigureError` where the per-text outcomes were not kept (a row released before them).
+
+    >>> results = {"releases": [{"id": "emp epsilon 10", "name": "emp", "parameter": 10.0, "options": {}},
+    ...     {"id": "x", "name": "select-write", "parameter": 100.0, "options": {},
+    ...      "paired": {"reference": "emp epsilon 10", "only_first": 3, "only_second": 5, "p_value": 0.727,
+    ...                 "told_apart": False}}]}
+    >>> paired_text(results, parse_figure('fig f "select-write" 100 paired'))
+    'against emp at 10: cannot be told apart (p = 0.727; 3 named only here, 5 only there)'
+    """
+    if figure.release is None or figure.release == "unmodified":
+        raise FigureError('"paired" is a release\'s measure: "fig FOLDER RELEASE SETTING paired[=SETTING]"')
+    release = find_release(results, figure.release, figure.setting)
+    _, _, other_setting = figure.measure.partition("=")
+    if other_setting:
+        other = find_release(results, figure.release, other_setting)
+        test = paired_test(release, other)
+        paired = {"reference": other.get("id"), **test.to_dict()} if test is not None else {}
+    else:
+        paired = release.get("paired") or {}
+    if "p_value" not in paired:
+        raise FigureError(f"{release_label(release)}: no paired test (the reference itself, or per-text "
+                          "outcomes not kept: release it again)")
+    reference = next((other for other in releases_of(results) if other.get("id") == paired.get("reference")), None)
+    against = release_label(reference) if reference is not None else str(paired.get("reference"))
+    return f"against {against}: {paired_verdict({'paired': paired})}"
 
 
 def render(results: dict[str, Any], body: str) -> str:

@@ -31,6 +31,7 @@ from textveil.evaluation.quoted_figures import (RELEASE_MEASURES, FigureError, f
 from textveil.evaluation.release_intervals import READABLE_FLUENCY, paired_verdict, reference_release
 
 HEADINGS = {"risk": "risk", "risk-interval": "risk (95% interval)", "content-only": "content only",
+            "paired": "against the reference (McNemar, exact)",
             "style-adds": "style adds", "semantic-similarity": "semantic similarity", "fluency": "fluency (ratio)",
             "describing": "describes", "length-ratio": "length ratio", "sentiment-cosine": "sentiment cosine",
             "attribute-f1": "attribute F1", "epsilon-per-document": "epsilon per document (median)",
@@ -60,6 +61,8 @@ def _table_cell(release: dict[str, Any], results: dict[str, Any], column: str) -
     """A table cell: ``MEASURE`` (utilities at two decimals, fluency by its own rule, risks at
     three) or ``MEASURE:.N``; "–" where the release has no such figure."""
     measure, _, style = column.partition(":")
+    if measure == "paired":
+        return paired_verdict(release)
     try:
         value = release_value(results, release, measure)
     except FigureError:
