@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from textveil.evaluation.quoted_figures import FigureError, parse_figure, render_figure
+from textveil.evaluation.quoted_figures import parse_figure, render_figure
+from textveil.evaluation.quoted_releases import FigureError
 from textveil.evaluation.quoted_tables import ANSWER_ROWS, answer_table, best_under_table, comparison_table
 
 PLACEHOLDER = re.compile(r"\{\{\s*(?P<body>[^{}]*?)\s*\}\}")
@@ -71,7 +72,7 @@ class ResultsLibrary:
     >>> library.fill("fig nothing chance")
     Traceback (most recent call last):
     ...
-    textveil.evaluation.quoted_figures.FigureError: no results folder "nothing" (no nothing/results.json)
+    textveil.evaluation.quoted_releases.FigureError: no results folder "nothing" (no nothing/results.json)
     """
 
     def __init__(self, root: str | Path) -> None:

@@ -23,10 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from textveil.evaluation.compared_mechanism import mechanism_identity, then_of_label
-from textveil.evaluation.quoted_figures import (RELEASE_MEASURES, FigureError, find_release, format_key,
-                                                format_number, mechanism_seconds_per_text, plain_value,
-                                                release_label, release_value, releases_of, results_figure,
-                                                risk_interval_of, risk_of, unmodified_of, utility_key)
+from textveil.evaluation.quoted_figures import (RELEASE_MEASURES, format_key, format_number,
+                                                mechanism_seconds_per_text, release_value, results_figure,
+                                                risk_interval_of, risk_of, utility_key)
+from textveil.evaluation.quoted_releases import (FigureError, find_release, plain_value, release_label,
+                                                 releases_of, unmodified_of)
 # READABLE_FLUENCY: the reports' rule of a release that reads
 from textveil.evaluation.release_intervals import READABLE_FLUENCY, paired_verdict, reference_release
 
