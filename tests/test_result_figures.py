@@ -332,3 +332,57 @@ def test_a_paired_test_is_quoted_in_words_against_the_reference_or_another_setti
     with pytest.raises(quoted_figures.FigureError, match="no paired test"):
         quoted_figures.render(results, 'fig cmp "paraphrase" 30 paired')
     assert "McNemar" in quoted_tables.comparison_table(results, ["risk", "paired"]).splitlines()[0]
+
+
+# --- A pilot's table of rows (no attack: one measure over a grid of settings)
+
+PILOT = {"rows": [
+    {"corpus": "posts", "items": "sentences", "k": 1, "epsilon": 10.0, "similarity": 0.1024, "interval": [0.0789, 0.1246]},
+    {"corpus": "posts", "items": "sentences", "k": 1, "epsilon": 30.0, "similarity": 0.2919, "interval": [0.2759, 0.3069]},
+    {"corpus": "posts", "items": "sentences", "k": 2, "epsilon": 30.0, "similarity": 0.1561, "interval": [0.133, 0.1787]},
+    {"corpus": "C50 test articles", "items": "keywords", "k": 3, "epsilon": 30.0, "similarity": 0.2378,
+     "interval": [0.2141, 0.2605]},
+]}
+
+
+@pytest.fixture()
+def pilot_docs(docs: Path) -> Path:
+    folder = docs / "results" / "pilot"
+    folder.mkdir()
+    (folder / "results.json").write_text(json.dumps(PILOT), encoding="utf-8")
+    (folder / "README.md").write_text("# pilot\n", encoding="utf-8")
+    return docs
+
+
+@pytest.mark.parametrize(("body", "shown"), [
+    ("row pilot similarity k=1 epsilon=30", "0.292"),
+    ("row pilot similarity k=1 epsilon=10.0", "0.102"),
+    ("row pilot similarity-interval items=sentences k=2 epsilon=30", "0.156 [0.133, 0.179]"),
+    ('row pilot similarity-interval corpus="C50 test articles" epsilon=30 .2', "0.24 [0.21, 0.26]"),
+    ("row pilot similarity k=2 %", "16%"),
+])
+def test_a_row_placeholder_quotes_the_one_row_its_filters_match(pilot_docs, body, shown):
+    assert _fill(pilot_docs, body) == shown
+
+
+@pytest.mark.parametrize(("body", "missing"), [
+    ("row pilot similarity epsilon=30", "3 rows of pilot match epsilon=30 (tell them apart by "),
+    ("row pilot similarity k=4", "no row of pilot matches k=4"),
+    ("row pilot fluency k=2", 'no number "fluency" (it has: epsilon, k, similarity)'),
+    ("row pilot similarity k2", '"k2" is not a filter KEY=VALUE'),
+    ("row cmp similarity k=1", "cmp/results.json holds no pilot rows"),
+])
+def test_a_row_placeholder_that_matches_no_single_row_fails_with_what_is_there(pilot_docs, body, missing):
+    with pytest.raises(quoted_pages.FigureError) as failed:
+        _fill(pilot_docs, body)
+    assert missing in str(failed.value)
+
+
+def test_a_page_citing_a_pilot_quotes_its_figures_from_the_rows(pilot_docs):
+    quotable = quoted_pages.ResultsLibrary(pilot_docs / "results").quotable()
+    assert "pilot" in quotable
+    by_hand = "A [pilot of the plans](../results/pilot/README.md) keeps 0.292 at 30 per document.\n"
+    assert [found.number for found in quoted_pages.hand_figures(by_hand, quotable)] == ["0.292"]
+    quoted = "A [pilot of the plans](../results/pilot/README.md) keeps {{ row pilot similarity k=1 epsilon=30 }} at 30.\n"
+    assert quoted_pages.hand_figures(quoted, quotable) == []
+    assert "keeps 0.292 at 30" in quoted_pages.fill_page(quoted, quoted_pages.ResultsLibrary(pilot_docs / "results").fill)[0]

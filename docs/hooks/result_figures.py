@@ -2,10 +2,11 @@
 fails on a figure typed by hand.
 
 A page quotes a figure of a run committed under ``docs/results/FOLDER/results.json`` (a
-``textveil compare`` comparison, or a ``textveil evaluate`` sweep) with a placeholder, which this
+``textveil compare`` comparison, a ``textveil evaluate`` sweep, or a pilot's table of rows) with a placeholder, which this
 hook replaces by the value read from that file. The lookup is the library's:
 :mod:`textveil.evaluation.quoted_figures` (one figure; its docstring has every variant),
-:mod:`textveil.evaluation.quoted_tables` (tables, and "Which mechanism?"'s rule and answers) and
+:mod:`textveil.evaluation.quoted_tables` (tables, and "Which mechanism?"'s rule and answers),
+:mod:`textveil.evaluation.quoted_rows` (a pilot's row) and
 :mod:`textveil.evaluation.quoted_pages` (a page filled and checked). Any ``{{ ... }}`` outside
 code is a placeholder; in a code span or block it is text, left as written::
 
@@ -21,6 +22,8 @@ code is a placeholder; in a code span or block it is text, left as written::
     {{ fig_table compare-c50 risk similarity:.3 fluency }}   every release, a row each
     {{ best_under compare-blog-short similarity }}           "at a risk of at most r" table
     {{ answer_table }}                                        "Which mechanism?"'s rule and answers
+    {{ row select-write-scale similarity-interval corpus="C50 test articles" scale="shipped (median)" epsilon=30 }}
+                                                              a pilot's row (filters: one row matches)
     {{ plain 0.40 }}                                       a number that is not a measured figure
 
 A release is its mechanism, with its options in brackets where it has any (``"paraphrase"`` is
@@ -33,9 +36,9 @@ on every page outside ``docs/results/`` (whose reports are the measured record i
 
 - The page is read in blocks: a paragraph, a list item, a heading, and a table together with the
   paragraph just above it (its caption).
-- A block *cites a measured run* when it holds a ``fig`` placeholder, or links to or names
-  ``results/FOLDER`` where FOLDER holds a results.json that placeholders can quote (a comparison's
-  releases, a sweep's points; or a folder of such runs, such as ``results/pii-risk/``).
+- A block *cites a measured run* when it holds a ``fig`` or ``row`` placeholder, or links to or
+  names ``results/FOLDER`` where FOLDER holds a results.json that placeholders can quote (a
+  comparison's releases, a sweep's points, a pilot's rows; or a folder of such runs, such as ``results/pii-risk/``).
 - In such a block, a decimal number (``0.047``, ``14.4``, ``0.80``) is an error unless it is a
   placeholder. Not figures, never flagged: code spans and code blocks, version-like numbers
   (``0.5.0``), link targets, and a number right after a setting word (epsilon, temperature, width,

@@ -1,17 +1,18 @@
 """A page's placeholders filled from the committed results, and the figures it types by hand.
 
 Any ``{{ ... }}`` outside code is a placeholder: ``fig`` (:mod:`textveil.evaluation.quoted_figures`),
-``fig_table``, ``best_under`` and ``answer_table`` (:mod:`textveil.evaluation.quoted_tables`), or
+``fig_table``, ``best_under`` and ``answer_table`` (:mod:`textveil.evaluation.quoted_tables`), ``row``
+(a pilot's table of rows: :mod:`textveil.evaluation.quoted_rows`), or
 ``{{ plain 0.40 }}``, a number the page states itself, written as it is. A placeholder in a code
 span or a code block is text, left as written.
 
 **Figures typed by hand** (:func:`hand_figures`): on a page outside ``docs/results/``, a *block*
 (a paragraph, a list item, a heading, or a table together with the paragraph just above it) that
 cites a measured run (links to, or names, ``results/FOLDER`` where FOLDER holds a ``results.json``
-with a comparison's releases or a sweep's points, or a folder of such runs; or holds a ``fig``
-placeholder) may hold no bare decimal number (``0.047``, ``14.4``) outside code: each must be a
-placeholder. Not flagged: numbers in code spans and code blocks, version-like numbers (``0.5.0``),
-link targets, a number right after a setting word (epsilon, temperature, width, threshold; at
+with a comparison's releases, a sweep's points or a pilot's rows, or a folder of such runs; or
+holds a ``fig`` or ``row`` placeholder) may hold no bare decimal number (``0.047``, ``14.4``)
+outside code: each must be a placeholder. Not flagged: numbers in code spans and code blocks,
+version-like numbers (``0.5.0``), link targets, a number right after a setting word (epsilon, temperature, width, threshold; at
 most, at least, below, above, under, over, also as "below a risk of"; ``=``, ``<``, ``>``) and a
 number written ``{{ plain 0.40 }}`` (a threshold, a rounded or derived value, a figure of a run
 with no results.json).
@@ -34,24 +35,29 @@ from typing import Any
 
 from textveil.evaluation.quoted_figures import parse_figure, render_figure
 from textveil.evaluation.quoted_releases import FigureError
+from textveil.evaluation.quoted_rows import is_row_table, render_row
 from textveil.evaluation.quoted_tables import ANSWER_ROWS, answer_table, best_under_table, comparison_table
 
 PLACEHOLDER = re.compile(r"\{\{\s*(?P<body>[^{}]*?)\s*\}\}")
-DIRECTIVES = ("fig", "fig_table", "best_under", "answer_table", "plain")
+DIRECTIVES = ("fig", "fig_table", "best_under", "answer_table", "row", "plain")
+CITING_DIRECTIVES = ("fig", "row")
+"""Placeholders that quote one run's figure: a block holding one cites that run."""
 
 
 def is_quotable(results: Any) -> bool:
-    """Whether a results.json holds what a ``fig`` placeholder reads: a comparison's releases, or a
-    sweep's points with attack results (a summary's points with their risk too).
+    """Whether a results.json holds what a placeholder reads: a comparison's releases, a sweep's
+    points with attack results (a summary's points with their risk too), or a pilot's rows.
 
     >>> is_quotable({"releases": []}), is_quotable({"points": [{"attacks": {"svm": {"top1": 0.5}}}]})
     (True, True)
+    >>> is_quotable({"rows": [{"epsilon": 10, "similarity": 0.1}]})
+    True
     >>> is_quotable({"sentences": 120, "per_type": {}})  # the entity stage's recall: no release
     False
     """
     if not isinstance(results, dict):
         return False
-    if isinstance(results.get("releases"), list):
+    if isinstance(results.get("releases"), list) or is_row_table(results):
         return True
     return any(isinstance(point, dict) and isinstance(point.get("attacks"), dict)
                and (isinstance(point.get("risk"), (dict, int, float))
@@ -122,6 +128,11 @@ class ResultsLibrary:
         if directive == "fig":
             figure = parse_figure(body)
             return render_figure(self.results(figure.folder), figure)
+        if directive == "row":
+            tokens = body.split()
+            if len(tokens) < 2:
+                raise FigureError("a pilot's figure is {{ row FOLDER FIELD KEY=VALUE... [FORMAT] }}")
+            return render_row(self.results(tokens[1]), body)
         if directive == "plain":
             number = body.split()[1:]
             if len(number) != 1 or not re.fullmatch(r"[-+]?\d[\d,]*(?:\.\d+)?", number[0]):
@@ -287,7 +298,7 @@ def _blocks(text: str) -> list[tuple[int, list[str], str]]:
 
 
 def cites(text: str, quotable: Collection[str]) -> bool:
-    """Whether a block cites a measured run: it holds a ``fig`` placeholder, or links to or names
+    """Whether a block cites a measured run: it holds a ``fig`` or ``row`` placeholder, or links to or names
     ``results/FOLDER`` where FOLDER (or, for a folder of several runs, one folder in it) is quotable.
 
     >>> cites("see [the report](../results/cmp/report.md)", {"cmp"}), cites("results/pii/report.md", {"cmp"})
@@ -295,7 +306,7 @@ def cites(text: str, quotable: Collection[str]) -> bool:
     >>> cites("[the effect](results/pii-risk/README.md)", {"pii-risk/blog-on"})
     True
     """
-    if any(m.group("body").split()[0] == "fig" for m in PLACEHOLDER.finditer(text) if m.group("body").split()):
+    if any(m.group("body").split()[0] in CITING_DIRECTIVES for m in PLACEHOLDER.finditer(text) if m.group("body").split()):
         return True
     for found in RESULTS_PATH.finditer(text):
         folder = found.group(1).rstrip(".").strip("/")
