@@ -2,8 +2,8 @@
 fails on a figure typed by hand.
 
 A page quotes a figure of a run committed under ``docs/results/FOLDER/results.json`` (a
-``textveil compare`` comparison, a ``textveil evaluate`` sweep, or a pilot's table of rows) with a placeholder, which this
-hook replaces by the value read from that file. The lookup is the library's:
+``textveil compare`` comparison, a ``textveil evaluate`` sweep, or a pilot's table of rows) with a
+placeholder, which this hook replaces by the value read from that file. The lookup is the library's:
 :mod:`textveil.evaluation.quoted_figures` (one figure; its docstring has every variant),
 :mod:`textveil.evaluation.quoted_tables` (tables, and "Which mechanism?"'s rule and answers),
 :mod:`textveil.evaluation.quoted_rows` (a pilot's row) and
@@ -38,7 +38,8 @@ on every page outside ``docs/results/`` (whose reports are the measured record i
   paragraph just above it (its caption).
 - A block *cites a measured run* when it holds a ``fig`` or ``row`` placeholder, or links to or
   names ``results/FOLDER`` where FOLDER holds a results.json that placeholders can quote (a
-  comparison's releases, a sweep's points, a pilot's rows; or a folder of such runs, such as ``results/pii-risk/``).
+  comparison's releases, a sweep's points, a pilot's rows; or a folder of such runs, such as
+  ``results/pii-risk/``).
 - In such a block, a decimal number (``0.047``, ``14.4``, ``0.80``) is an error unless it is a
   placeholder. Not figures, never flagged: code spans and code blocks, version-like numbers
   (``0.5.0``), link targets, and a number right after a setting word (epsilon, temperature, width,

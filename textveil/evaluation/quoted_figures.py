@@ -282,7 +282,8 @@ class Figure:
     style: str | None = None
 
 
-def _style(tokens: list[str]) -> str | None:
+def pop_style(tokens: list[str]) -> str | None:
+    """A placeholder's last token when it is a FORMAT (``.N`` or ``%``), taken off ``tokens``."""
     if tokens and re.fullmatch(r"\.\d|%", tokens[-1]):
         return tokens.pop()
     return None
@@ -309,7 +310,7 @@ def parse_figure(body: str) -> Figure:
     if not tokens or tokens[0] != "fig":
         raise FigureError(usage)
     tokens = tokens[1:]
-    style = _style(tokens)
+    style = pop_style(tokens)
     if len(tokens) == 2 and tokens[1] in RESULTS_MEASURES:
         return Figure(tokens[0], None, None, tokens[1], style)
     if len(tokens) == 3 and tokens[1] == "unmodified":

@@ -12,9 +12,9 @@ cites a measured run (links to, or names, ``results/FOLDER`` where FOLDER holds 
 with a comparison's releases, a sweep's points or a pilot's rows, or a folder of such runs; or
 holds a ``fig`` or ``row`` placeholder) may hold no bare decimal number (``0.047``, ``14.4``)
 outside code: each must be a placeholder. Not flagged: numbers in code spans and code blocks,
-version-like numbers (``0.5.0``), link targets, a number right after a setting word (epsilon, temperature, width, threshold; at
-most, at least, below, above, under, over, also as "below a risk of"; ``=``, ``<``, ``>``) and a
-number written ``{{ plain 0.40 }}`` (a threshold, a rounded or derived value, a figure of a run
+version-like numbers (``0.5.0``), link targets, a number right after a setting word (epsilon,
+temperature, width, threshold; at most, at least, below, above, under, over, also as "below a risk
+of"; ``=``, ``<``, ``>``) and a number written ``{{ plain 0.40 }}`` (a threshold, a rounded or derived value, a figure of a run
 with no results.json).
 
 >>> text = "On [all users](results/cmp/README.md) emp at epsilon 0.5 names 0.047 (`0.1`), under a risk of 0.1."
@@ -35,7 +35,7 @@ from typing import Any
 
 from textveil.evaluation.quoted_figures import parse_figure, render_figure
 from textveil.evaluation.quoted_releases import FigureError
-from textveil.evaluation.quoted_rows import is_row_table, render_row
+from textveil.evaluation.quoted_rows import is_row_table, parse_row, render_row
 from textveil.evaluation.quoted_tables import ANSWER_ROWS, answer_table, best_under_table, comparison_table
 
 PLACEHOLDER = re.compile(r"\{\{\s*(?P<body>[^{}]*?)\s*\}\}")
@@ -129,10 +129,8 @@ class ResultsLibrary:
             figure = parse_figure(body)
             return render_figure(self.results(figure.folder), figure)
         if directive == "row":
-            tokens = body.split()
-            if len(tokens) < 2:
-                raise FigureError("a pilot's figure is {{ row FOLDER FIELD KEY=VALUE... [FORMAT] }}")
-            return render_row(self.results(tokens[1]), body)
+            query = parse_row(body)
+            return render_row(self.results(query.folder), query)
         if directive == "plain":
             number = body.split()[1:]
             if len(number) != 1 or not re.fullmatch(r"[-+]?\d[\d,]*(?:\.\d+)?", number[0]):
@@ -298,15 +296,16 @@ def _blocks(text: str) -> list[tuple[int, list[str], str]]:
 
 
 def cites(text: str, quotable: Collection[str]) -> bool:
-    """Whether a block cites a measured run: it holds a ``fig`` or ``row`` placeholder, or links to or names
-    ``results/FOLDER`` where FOLDER (or, for a folder of several runs, one folder in it) is quotable.
+    """Whether a block cites a measured run: it holds a ``fig`` or ``row`` placeholder, or links to
+    or names ``results/FOLDER`` where FOLDER (or, for a folder of several runs, one folder in it) is quotable.
 
     >>> cites("see [the report](../results/cmp/report.md)", {"cmp"}), cites("results/pii/report.md", {"cmp"})
     (True, False)
     >>> cites("[the effect](results/pii-risk/README.md)", {"pii-risk/blog-on"})
     True
     """
-    if any(m.group("body").split()[0] in CITING_DIRECTIVES for m in PLACEHOLDER.finditer(text) if m.group("body").split()):
+    if any(m.group("body").split()[0] in CITING_DIRECTIVES
+           for m in PLACEHOLDER.finditer(text) if m.group("body").split()):
         return True
     for found in RESULTS_PATH.finditer(text):
         folder = found.group(1).rstrip(".").strip("/")
