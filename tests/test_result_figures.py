@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import NEEDS_MKDOCS, REPO_ROOT, load_docs_hook
-from textveil.evaluation import quoted_figures, quoted_pages, quoted_tables
+from textveil.evaluation import quoted_figures, quoted_pages, quoted_rows, quoted_tables
 
 
 def _attack(top1: float, n: int = 150, training: str = "clean") -> dict:
@@ -337,11 +337,11 @@ def test_a_paired_test_is_quoted_in_words_against_the_reference_or_another_setti
 # --- A pilot's table of rows (no attack: one measure over a grid of settings)
 
 PILOT = {"rows": [
-    {"corpus": "posts", "items": "sentences", "k": 1, "epsilon": 10.0, "similarity": 0.1024, "interval": [0.0789, 0.1246]},
-    {"corpus": "posts", "items": "sentences", "k": 1, "epsilon": 30.0, "similarity": 0.2919, "interval": [0.2759, 0.3069]},
-    {"corpus": "posts", "items": "sentences", "k": 2, "epsilon": 30.0, "similarity": 0.1561, "interval": [0.133, 0.1787]},
+    {"corpus": "posts", "items": "sentences", "k": 1, "epsilon": 10.0, "similarity": 0.1024, "similarity_interval": [0.0789, 0.1246]},
+    {"corpus": "posts", "items": "sentences", "k": 1, "epsilon": 30.0, "similarity": 0.2919, "similarity_interval": [0.2759, 0.3069]},
+    {"corpus": "posts", "items": "sentences", "k": 2, "epsilon": 30.0, "similarity": 0.1561, "similarity_interval": [0.133, 0.1787]},
     {"corpus": "C50 test articles", "items": "keywords", "k": 3, "epsilon": 30.0, "similarity": 0.2378,
-     "interval": [0.2141, 0.2605]},
+     "similarity_interval": [0.2141, 0.2605]},
 ]}
 
 
@@ -371,6 +371,7 @@ def test_a_row_placeholder_quotes_the_one_row_its_filters_match(pilot_docs, body
     ("row pilot fluency k=2", 'no number "fluency" (it has: epsilon, k, similarity)'),
     ("row pilot similarity k2", '"k2" is not a filter KEY=VALUE'),
     ("row cmp similarity k=1", "cmp/results.json holds no pilot rows"),
+    ("row pilot k-interval k=2", 'has no interval "k_interval"'),
 ])
 def test_a_row_placeholder_that_matches_no_single_row_fails_with_what_is_there(pilot_docs, body, missing):
     with pytest.raises(quoted_pages.FigureError) as failed:
@@ -386,3 +387,10 @@ def test_a_page_citing_a_pilot_quotes_its_figures_from_the_rows(pilot_docs):
     quoted = "A [pilot of the plans](../results/pilot/README.md) keeps {{ row pilot similarity k=1 epsilon=30 }} at 30.\n"
     assert quoted_pages.hand_figures(quoted, quotable) == []
     assert "keeps 0.292 at 30" in quoted_pages.fill_page(quoted, quoted_pages.ResultsLibrary(pilot_docs / "results").fill)[0]
+
+
+def test_rows_told_apart_by_a_setting_before_text_that_merely_varies():
+    rows = {"rows": [{"corpus": "posts", "example": "a calm sea", "k": 1, "similarity": 0.1},
+                     {"corpus": "posts", "example": "a storm", "k": 2, "similarity": 0.2}]}
+    with pytest.raises(quoted_pages.FigureError, match=r"tell them apart by k: 1, 2"):
+        quoted_rows.render_row(rows, quoted_rows.parse_row("row pilot similarity corpus=posts"))

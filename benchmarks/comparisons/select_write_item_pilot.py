@@ -78,7 +78,7 @@ def main() -> None:
                 found = bootstrap_interval(np.mean, values)
                 rows.append({"corpus": name, "kind": kind, "items": bank_name, "k": k, "bank_size": len(bank.items),
                              "epsilon": epsilon, "similarity": round(float(np.mean(values)), 4),
-                             "interval": [round(found.low, 4), round(found.high, 4)], "texts": len(texts),
+                             "similarity_interval": [round(found.low, 4), round(found.high, 4)], "texts": len(texts),
                              "example": written[0]})
                 print(f"{name:18} {bank_name:9} k={k}  epsilon {epsilon:5g}  similarity {np.mean(values):.3f} "
                       f"[{found.low:.3f}, {found.high:.3f}]   e.g. {written[0][:70]!r}", flush=True)

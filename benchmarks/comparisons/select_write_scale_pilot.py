@@ -88,7 +88,7 @@ def main() -> None:
                 low, high = found.low, found.high
                 rows.append({"corpus": name, "bank": kind, "scale": scale, "hi": round(bank.hi, 4),
                              "epsilon": epsilon, "similarity": round(float(np.mean(values)), 4),
-                             "interval": [round(low, 4), round(high, 4)], "texts": len(texts)})
+                             "similarity_interval": [round(low, 4), round(high, 4)], "texts": len(texts)})
                 print(f"{name:18} {scale:17} hi {bank.hi:.3f}  epsilon {epsilon:5g}  similarity "
                       f"{np.mean(values):.3f} [{low:.3f}, {high:.3f}]", flush=True)
     if args.json is not None:

@@ -8,16 +8,16 @@ filters as it takes for exactly one row to match::
     {{ row FOLDER FIELD KEY=VALUE... [FORMAT] }}
 
 - ``FIELD`` is a numeric field of the row (``similarity``); ``FIELD-interval`` adds the row's
-  ``interval`` (``0.292 [0.276, 0.307]``).
+  ``FIELD_interval`` (``0.292 [0.276, 0.307]``): an interval is its field's, never another's.
 - A filter's value is compared as a number where both sides are numbers (``epsilon=10`` matches
   ``10.0``), else as text; quote a value that holds a space (``scale="shipped (median)"``).
 - ``FORMAT`` is ``.N`` for N decimals or ``%``, as for ``fig``; else three decimals (a whole
   number, such as a count of texts, as it is, thousands separated).
 
 >>> results = {"rows": [
-...     {"corpus": "posts", "k": 1, "epsilon": 10.0, "similarity": 0.1024, "interval": [0.0789, 0.1246]},
-...     {"corpus": "posts", "k": 1, "epsilon": 30.0, "similarity": 0.2919, "interval": [0.2759, 0.3069]},
-...     {"corpus": "posts", "k": 2, "epsilon": 30.0, "similarity": 0.1561, "interval": [0.133, 0.1787]}]}
+...     {"corpus": "posts", "k": 1, "epsilon": 10.0, "similarity": 0.1024, "similarity_interval": [0.0789, 0.1246]},
+...     {"corpus": "posts", "k": 1, "epsilon": 30.0, "similarity": 0.2919, "similarity_interval": [0.2759, 0.3069]},
+...     {"corpus": "posts", "k": 2, "epsilon": 30.0, "similarity": 0.1561, "similarity_interval": [0.133, 0.1787]}]}
 >>> render_row(results, parse_row("row pilot similarity k=1 epsilon=30"))
 '0.292'
 >>> render_row(results, parse_row('row pilot similarity-interval corpus=posts k=2 epsilon=30 .2'))
@@ -42,17 +42,17 @@ USAGE = "a pilot's figure is {{ row FOLDER FIELD KEY=VALUE... [.N|%] }}"
 
 def is_row_table(results: Any) -> bool:
     """Whether a results.json is a pilot's flat table of rows (what ``row`` placeholders quote):
-    every row a dict of plain values (numbers, text) and at most an ``interval`` pair. Rows that
+    every row a dict of plain values (numbers, text) and of ``FIELD_interval`` pairs. Rows that
     nest their measures (a paper's replication keeping each row's full results) are not.
 
-    >>> is_row_table({"rows": [{"epsilon": 10, "similarity": 0.1, "interval": [0.08, 0.12]}]})
+    >>> is_row_table({"rows": [{"epsilon": 10, "similarity": 0.1, "similarity_interval": [0.08, 0.12]}]})
     True
     >>> is_row_table({"rows": []}), is_row_table({"rows": [{"mapping": "cipher", "utility": {"words": 1000}}]})
     (False, False)
     """
     rows = results.get("rows") if isinstance(results, dict) else None
     return isinstance(rows, list) and bool(rows) and all(
-        isinstance(row, dict) and all(not isinstance(value, (dict, list)) or key == "interval"
+        isinstance(row, dict) and all(not isinstance(value, (dict, list)) or key.endswith("_interval")
                                       for key, value in row.items())
         for row in rows)
 
@@ -127,10 +127,12 @@ def render_row(results: dict[str, Any], query: RowQuery) -> str:
     if not matching:
         raise FigureError(f"no row of {query.folder} matches {said}")
     if len(matching) > 1:
-        # Name a plain field the matching rows differ in, other than the one quoted: the filter to add.
+        # Name a plain field the matching rows differ in, other than the one quoted: the filter to
+        # add; a numeric one first (a setting such as k), before text that merely varies (an example).
         differing = sorted({key for row in matching for key, value in row.items()
                             if key != query.field and not isinstance(value, list)
-                            and len({repr(other.get(key)) for other in matching}) > 1})
+                            and len({repr(other.get(key)) for other in matching}) > 1},
+                           key=lambda key: (not all(_is_number(row.get(key)) for row in matching), key))
         key = differing[0] if differing else "?"
         values = ", ".join(sorted({str(other.get(key)) for other in matching}))
         raise FigureError(f"{len(matching)} rows of {query.folder} match {said} (tell them apart by {key}: {values})")
@@ -142,8 +144,8 @@ def render_row(results: dict[str, Any], query: RowQuery) -> str:
                           f'(it has: {", ".join(numeric)})')
     text = _format(value, query.style)
     if query.interval:
-        interval = row.get("interval")
+        interval = row.get(f"{query.field}_interval")
         if not (isinstance(interval, list) and len(interval) == 2):
-            raise FigureError(f"the row of {query.folder} matching {said} has no interval")
+            raise FigureError(f'the row of {query.folder} matching {said} has no interval "{query.field}_interval"')
         text += f" [{_format(interval[0], query.style)}, {_format(interval[1], query.style)}]"
     return text
