@@ -115,6 +115,7 @@ from textveil.mechanisms.unit_plan import (
     UnitPlan,
     line_break_tokens,
     model_units,
+    sentence_stop,
     units_progress,
 )
 from textveil.models.device import check_device
@@ -256,13 +257,15 @@ class LanguageModelRewriter(Mechanism):
     def fingerprint(self) -> dict[str, Any]:
         """As every mechanism's, with the engine that computes the logits (llama.cpp and its
         weights format, or transformers: two engines give different releases for one seed) and the
-        output vocabulary's digest. One round (``rewrites=1``) leaves ``rewrites`` out: the release
-        is the one made before the parameter existed, so releases cached then are still read."""
+        output vocabulary's digest. One round (``rewrites=1``) leaves ``rewrites`` out, and no
+        sentence stop (``end_after=0``) ``end_after``: the release is the one made before the
+        parameter existed, so releases cached then are still read."""
         shown = super().fingerprint()
         # Parameters that leave the release as it was before they existed are left out, so that
-        # releases cached then are still read: one round, and the public-base draw's C and public
+        # releases cached then are still read: one round, no sentence stop, and the public-base draw's C and public
         # prompt under another score.
         unused = {"rewrites"} if int(self.rewrites) == 1 else set()
+        unused |= {"end_after"} if int(self.end_after) <= 0 else set()
         # On a public base the prompt is the public prompt's kind (whose words and phrase list are
         # shown: other words, other releases); elsewhere the public-base parameters do nothing.
         unused |= {"prompt"} if self.public_base else {"clip", "public_prompt", "top_k"}
@@ -386,8 +389,9 @@ class LanguageModelRewriter(Mechanism):
         # On a public base, a token that would complete a public phrase about the task after the
         # reply so far is not drawn (task_phrases: a rule on released output); the tails of the
         # replies in flight are kept here, from the tokens this draw returns.
+        stop = sentence_stop(lm, int(self.end_after))
         tails = (ReplyTails(PhraseBan.for_model(lm), candidates, (*lm.end_token_ids, *line_break_tokens(lm)),
-                            int(self.max_new_tokens)) if self.bans_task_phrases else None)
+                            int(self.max_new_tokens), stop) if self.bans_task_phrases else None)
 
         def choose(logits: np.ndarray, chosen_rows: np.ndarray) -> np.ndarray:
             # a pair's rows come together, in row order: one draw, its token for both rows
@@ -410,7 +414,8 @@ class LanguageModelRewriter(Mechanism):
         replies = decode(lm, prompts, self._opening_length(), self.max_new_tokens, choose,
                          batch_size=self.batch_size or lm.engine.default_batch_rows, progress=progress,
                          successor=successor if with_context else None, longest_prompt=longest,
-                         more_end_token_ids=line_break_tokens(lm), device_logits=True, group_size=group)
+                         more_end_token_ids=line_break_tokens(lm), device_logits=True, group_size=group,
+                         sentence_stop=stop)
         return replies[::group]  # a pair's rows drew the same tokens
 
     def _longest_prompt(self, alone: int, with_context: bool) -> int:
@@ -490,14 +495,15 @@ class Paraphrase(LanguageModelRewriter):
     name = "paraphrase"
 
     def __init__(self, epsilon: float, *, score: str = "relative", width: float = DEFAULT_WIDTH,
-                 clip_high: float = DEFAULT_CLIP_HIGH, clip: float = DEFAULT_CLIP, public_prompt: str = "post", top_k: int = 0,
-                 max_new_tokens: int = 96, max_input_tokens: int = 64,
+                 clip_high: float = DEFAULT_CLIP_HIGH, clip: float = DEFAULT_CLIP, public_prompt: str = "post",
+                 top_k: int = 0, max_new_tokens: int = 96, end_after: int = 0, max_input_tokens: int = 64,
                  model: str = "smollm2-135m-instruct", engine: str = "auto", vocabulary: str = "all",
                  prompt: str = "paraphrase", unit: str = "paragraph", max_units: int = 0, context: str = "previous",
                  rewrites: int = 1, seed: int | None = None, language_model: Any = None,
                  batch_size: int | None = None, device: str = "auto") -> None:
         self._check_parameters(epsilon=epsilon, score=score, width=width, clip_high=clip_high, clip=clip,
-                               public_prompt=public_prompt, top_k=top_k, max_new_tokens=max_new_tokens, max_input_tokens=max_input_tokens, model=model,
+                               public_prompt=public_prompt, top_k=top_k, max_new_tokens=max_new_tokens,
+                               end_after=end_after, max_input_tokens=max_input_tokens, model=model,
                                engine=engine, vocabulary=vocabulary, prompt=prompt, unit=unit,
                                max_units=max_units, context=context, rewrites=rewrites, seed=seed)
         self._init_model(language_model, batch_size, device)

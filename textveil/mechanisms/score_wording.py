@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from textveil.mechanisms.unit_plan import SECTION_UNITS
+from textveil.mechanisms.unit_plan import SECTION_UNITS, stop_rule_words
 
 
 def score_wording(mechanism: Any, drawn: int, units: int) -> tuple[str, tuple[str, ...]]:
@@ -40,8 +40,8 @@ def score_wording(mechanism: Any, drawn: int, units: int) -> tuple[str, tuple[st
         f"({mechanism._vocabulary_size()}), scored by u(v) = {rating}: the score lies in an interval of width "
         f"{mechanism.width:g} whatever the input, so its sensitivity is {mechanism.width:g} and each draw is "
         f"{eps:g}-differentially private. The input was cut into {units} unit(s) by a public rule, and each unit "
-        f"got its own reply of at most L = {limit} tokens, ended by an end token or a line break, both drawn "
-        f"like any other token ({draws} draws at most).{context} By adaptive sequential composition the "
+        f"got its own reply of {stop_rule_words(limit, int(mechanism.end_after))} ({draws} draws at most)."
+        f"{context} By adaptive sequential composition the "
         f"release is ({eps * draws:g})-differentially private against any other input text cut into as many "
         "units"
         + (f"; this release drew {drawn} token(s), so its own likelihood ratio is at most exp({eps * drawn:g})"

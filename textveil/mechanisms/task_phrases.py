@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from textveil.models.engines.batching import SentenceStop
+
 _OPENERS = ("Here is", "Here's", "Here are", "Sure", "Certainly", "Of course", "Absolutely", "This post",
             "This blog post", "This text", "This passage", "In this post")
 _ANY_CASE = ("rewritten", "rewrite", "rewriting", "paraphrase", "paraphrased", "paraphrasing", "rephrase",
@@ -96,7 +98,8 @@ class PhraseBan:
 class ReplyTails:
     """The last tokens of every reply being drawn, keyed by unit, so that each step knows which
     candidates :class:`PhraseBan` leaves out. A reply is forgotten once it ends (an end token, or
-    ``limit`` tokens): a corpus of a million units keeps only the tails in flight.
+    ``limit`` tokens, or where ``stop``, the decoder's sentence stop, ends it): a corpus of a
+    million units keeps only the tails in flight.
 
     >>> import numpy as np
     >>> from textveil.models.toy_language_model import toy_language_model
@@ -111,13 +114,16 @@ class ReplyTails:
     ['is']
     """
 
-    def __init__(self, ban: PhraseBan, candidates: np.ndarray, ends: Iterable[int], limit: int) -> None:
+    def __init__(self, ban: PhraseBan, candidates: np.ndarray, ends: Iterable[int], limit: int,
+                 stop: SentenceStop | None = None) -> None:
         self.ban = ban
+        self.stop = stop
         self.candidates = np.asarray(candidates, dtype=np.int64)
         self.ends = frozenset(int(token) for token in ends)
         self.limit = int(limit)
         self._tails: dict[int, list[int]] = {}
         self._counts: dict[int, int] = {}
+        self._last: dict[int, int] = {}
         self._positions: dict[frozenset[int], np.ndarray] = {}
 
     def banned(self, keys: Sequence[int]) -> list[np.ndarray]:
@@ -128,15 +134,19 @@ class ReplyTails:
         """Reply ``keys[i]`` drew ``tokens[i]``."""
         for key, token in zip(keys, tokens):
             key, token = int(key), int(token)
-            count = self._counts.get(key, 0) + 1
-            if token in self.ends or count >= self.limit:
+            kept = self._counts.get(key, 0)
+            count = kept + 1
+            stopped = self.stop is not None and self.stop.ends(kept, self._last.get(key), token)
+            if token in self.ends or count >= self.limit or stopped:
                 self._tails.pop(key, None)
                 self._counts.pop(key, None)
+                self._last.pop(key, None)
                 continue
             tail = self._tails.setdefault(key, [])
             tail.append(token)
             del tail[: max(0, len(tail) - self.ban.longest)]
             self._counts[key] = count
+            self._last[key] = token
 
     def _as_positions(self, tokens: frozenset[int]) -> np.ndarray:
         if tokens not in self._positions:

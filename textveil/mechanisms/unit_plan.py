@@ -1,8 +1,9 @@
 """How a batch of documents becomes the rows a language model decodes: each document cut into
 units by its tokenizer (:mod:`textveil.mechanisms.document_units`), the units grouped in sections,
 each unit a row with its own random stream, a section's rows written in order (each prompt after
-the unit before it and its reply), and the public stop rule that ends a unit's reply at a line
-break. Every choice here is a function of the texts and public constants alone, never of the batch.
+the unit before it and its reply), and the public stop rules that end a unit's reply at a line
+break or, once it is long enough, at a sentence's end. Every choice here is a function of the
+texts and public constants alone, never of the batch.
 
 >>> from textveil.mechanisms.sampling import make_rng
 >>> plan = UnitPlan()
@@ -21,6 +22,7 @@ import numpy as np
 from textveil.mechanisms.base import ProgressCallback
 from textveil.mechanisms.document_units import document_units
 from textveil.mechanisms.sampling import child_generator
+from textveil.models.engines.batching import SentenceStop
 
 SECTION_UNITS = 8
 """How many consecutive units of a document form a section: a section's units are rewritten in
@@ -87,6 +89,60 @@ def line_break_tokens(language_model: Any) -> tuple[int, ...]:
                        if index not in special and "\n" in language_model.decode([index]))
         cache["_line_break_tokens"] = tuple(found)
     return tuple(cache["_line_break_tokens"])
+
+
+_CLOSERS = ".!?\u2026"
+"""What ends a sentence; a closing quote or bracket may follow it in the same token."""
+_AFTER_CLOSER = "\"')]\u201d\u2019"
+
+
+def sentence_stop(language_model: Any, after: int) -> SentenceStop | None:
+    """The public rule that ends a unit's reply at the first sentence's end after ``after``
+    tokens (None for 0: no such rule). A token closes a sentence when its text ends with '.', '!',
+    '?' or '...' (a quote or bracket may follow); the reply ends when the token drawn after it is
+    written after a space (as the tokenizer decodes the pair), so "3.5" and "example.com" stay
+    whole. Token sets computed once per model.
+
+    >>> from textveil.models.toy_language_model import toy_language_model
+    >>> toy = toy_language_model(["calm", "sea.", "Waves"])
+    >>> stop = sentence_stop(toy, 4)
+    >>> stop.after, sorted(toy.decode([t]) for t in stop.closing), toy.encode("Waves")[0] in stop.opening
+    (4, ['sea.'], True)
+    >>> sentence_stop(toy, 0) is None
+    True
+    """
+    if after <= 0:
+        return None
+    cache = language_model.__dict__
+    if "_sentence_tokens" not in cache:
+        special = set(language_model.special_token_ids)
+        ordinary = [index for index in sorted(language_model.tokenizer.get_vocab().values()) if index not in special]
+        texts = {index: language_model.decode([index]) for index in ordinary}
+        closing = [index for index, text in texts.items()
+                   if "\n" not in text and text.strip() and text.rstrip(_AFTER_CLOSER).endswith(tuple(_CLOSERS))]
+        opening: list[int] = []
+        if closing:  # which tokens are written after a space when they follow a sentence's end
+            stop = min(closing, key=lambda index: (texts[index].strip() != ".", index))
+            width = len(language_model.decode([stop]))
+            opening = [index for index in ordinary
+                       if "\n" not in texts[index] and language_model.decode([stop, index])[width:width + 1].isspace()]
+        cache["_sentence_tokens"] = (frozenset(closing), frozenset(opening))
+    closing_ids, opening_ids = cache["_sentence_tokens"]
+    return SentenceStop(int(after), closing_ids, opening_ids)
+
+
+def stop_rule_words(max_new_tokens: int, end_after: int) -> str:
+    """How a unit's reply ends, as a Guarantee says it.
+
+    >>> stop_rule_words(64, 16)
+    'at most L = 64 tokens, ended by an end token or a line break, both drawn like any other token, or, once it held 16 tokens, by a drawn token that opened a new sentence after one had closed (a public rule on the drawn tokens: that token is not kept)'
+    """
+    words = (f"at most L = {max_new_tokens} tokens, ended by an end token or a line break, both drawn like any "
+             "other token")
+    if end_after > 0:
+        words += (f", or, once it held {end_after} tokens, by a drawn token that opened a new sentence after one had "
+                  "closed (a public rule on the drawn tokens: that token is not kept)")
+    return words
 
 
 def units_progress(progress: ProgressCallback | None, plan: UnitPlan, texts: int) -> ProgressCallback | None:

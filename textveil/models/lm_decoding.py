@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from textveil.models.engines.batching import Chooser, Successor, compact_prompt, new_job, queue_for
+from textveil.models.engines.batching import Chooser, SentenceStop, Successor, compact_prompt, new_job, queue_for
 from textveil.models.engines.transformers_engine import length_buckets
 
-__all__ = ["Chooser", "Successor", "compact_prompt", "decode", "length_buckets"]
+__all__ = ["Chooser", "SentenceStop", "Successor", "compact_prompt", "decode", "length_buckets"]
 
 
 def decode(
@@ -36,6 +36,7 @@ def decode(
     more_end_token_ids: Sequence[int] = (),
     device_logits: bool = False,
     group_size: int = 1,
+    sentence_stop: SentenceStop | None = None,
 ) -> list[tuple[list[int], bool]]:
     """Draw up to ``max_new_tokens`` tokens after each prompt; returns, per prompt, the drawn
     tokens before the end token and whether an end token was drawn.
@@ -49,7 +50,8 @@ def decode(
     A prompt may be None: ``successor(row, tokens, ended)`` makes it once the row it follows is
     written (the next unit of a document, whose prompt holds that reply); ``longest_prompt`` bounds
     every prompt's length, so the engine's slots fit the ones to come. ``more_end_token_ids`` end
-    a reply as the model's end tokens do (a public stop rule). With ``device_logits``, ``choose``
+    a reply as the model's end tokens do (a public stop rule), and so does ``sentence_stop`` (a
+    new sentence opening once a reply holds enough tokens: :class:`SentenceStop`). With ``device_logits``, ``choose``
     takes the logits as a torch tensor where the engine computed them (a GPU's), so the draw runs
     there; an engine without one (llama.cpp) hands NumPy arrays whatever it says. With
     ``group_size`` g > 1 the prompts come in groups of g decoded side by side, each group extended
@@ -61,5 +63,5 @@ def decode(
             progress(len(prompts) // group_size)
         return [([], False) for _ in prompts]
     job = new_job(model, prompts, prefix_length, max_new_tokens, choose, batch_size, progress, successor,
-                  longest_prompt, more_end_token_ids, device_logits, group_size)
+                  longest_prompt, more_end_token_ids, device_logits, group_size, sentence_stop)
     return queue_for(model.engine).decode(job)

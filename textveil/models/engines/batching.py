@@ -36,6 +36,31 @@ Chooser = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """``choose(logits, rows)``: ``logits`` is (k, V) float32 for the job's prompts ``rows`` (indices into
 the job's prompts); returns one token id per row."""
 
+
+@dataclass(frozen=True)
+class SentenceStop:
+    """A caller's public rule that ends a reply at a sentence's end: once a reply holds ``after``
+    tokens, a drawn token that opens a new sentence (one of ``opening``: it starts with a space)
+    right after a token that closed one (one of ``closing``: it ends with '.', '!' or '?') ends the
+    reply, and is not kept, as an end token is not. It reads only the tokens drawn, so it costs no
+    privacy; the token after the stop keeps "3.5" or ".com" whole where a stop at the dot alone
+    would not.
+
+    >>> stop = SentenceStop(2, closing=frozenset({9}), opening=frozenset({5}))
+    >>> stop.ends(2, 9, 5), stop.ends(1, 9, 5), stop.ends(2, 9, 7), stop.ends(2, 4, 5)
+    (True, False, False, False)
+    """
+
+    after: int
+    closing: frozenset[int]
+    opening: frozenset[int]
+
+    def ends(self, kept: int, last: int | None, token: int) -> bool:
+        """Whether ``token``, drawn after a reply of ``kept`` tokens whose last is ``last`` (None:
+        none yet), ends the reply."""
+        return kept >= self.after and last in self.closing and token in self.opening
+
+
 CPU_BATCH_ROWS = 16
 """Rows an engine decodes at once on the CPU when the caller names no batch size."""
 JOIN_WINDOW_S = 0.02
@@ -89,6 +114,8 @@ class DecodeJob:
     """Whether ``choose`` takes the step's logits as a torch tensor on the engine's device (the
     mechanisms' draws run there); else a NumPy array on the host."""
     group_size: int = 1
+    sentence_stop: SentenceStop | None = None
+    """A caller's public rule that also ends a reply at a sentence's end (:class:`SentenceStop`)."""
     results: list[tuple[list[int], bool]] = field(default_factory=list)
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event)
@@ -172,8 +199,9 @@ class DecodeJob:
         """Prompt ``row`` drew ``token`` after ``drawn`` (its tokens so far, extended here): the one
         stop rule every engine applies, which the guarantee's L rests on. A reply ends at an end
         token (the model's, or a caller's public stop rule such as a line break: both are in
-        ``end_token_ids``), drawn but not kept, or once it holds ``max_new_tokens`` tokens; else the
-        token is kept and the row goes on. Returns whether the row is written (:meth:`finish_row`
+        ``end_token_ids``) or where the caller's :class:`SentenceStop` says a new sentence opens,
+        either drawn but not kept, or once it holds ``max_new_tokens`` tokens; else the token is
+        kept and the row goes on. Returns whether the row is written (:meth:`finish_row`
         was called: the engine frees its place).
 
         >>> job = DecodeJob([[1, 2]], 1, 2, lambda logits, rows: rows, frozenset({0}))
@@ -181,7 +209,7 @@ class DecodeJob:
         >>> job.add_token(0, drawn, 5), job.add_token(0, drawn, 6), job.results
         (False, True, [([5, 6], False)])
         """
-        if token in self.end_token_ids:
+        if token in self.end_token_ids or self._opens_sentence(drawn, token):
             self.finish_row(row, drawn, True)
             return True
         drawn.append(token)
@@ -189,6 +217,11 @@ class DecodeJob:
             self.finish_row(row, drawn, False)
             return True
         return False
+
+    def _opens_sentence(self, drawn: list[int], token: int) -> bool:
+        """Whether the caller's :class:`SentenceStop` ends a reply of ``drawn`` tokens at ``token``."""
+        stop = self.sentence_stop
+        return stop is not None and stop.ends(len(drawn), drawn[-1] if drawn else None, token)
 
     def finish_row(self, row: int, tokens: list[int], ended: bool) -> None:
         """Prompt ``row`` is written: its tokens and whether it ended with an end token."""
@@ -434,9 +467,10 @@ def check_prompts(prompts: Sequence[Sequence[int] | None], prefix_length: int) -
 def new_job(model: Any, prompts: Sequence[Sequence[int] | None], prefix_length: int, max_new_tokens: int,
             choose: Chooser, batch_size: int, progress: Callable[[int], None] | None,
             successor: Successor | None = None, longest_prompt: int = 0,
-            more_end_token_ids: Sequence[int] = (), device_logits: bool = False, group_size: int = 1) -> DecodeJob:
+            more_end_token_ids: Sequence[int] = (), device_logits: bool = False, group_size: int = 1,
+            sentence_stop: SentenceStop | None = None) -> DecodeJob:
     """A job for ``model`` (a :class:`~textveil.models.language_model.LanguageModel`): its end tokens
-    end a reply, and so do ``more_end_token_ids`` (a caller's public stop rule)."""
+    end a reply, and so do ``more_end_token_ids`` and ``sentence_stop`` (a caller's public stop rules)."""
     check_prompts(prompts, prefix_length)
     if successor is not None:
         prefix = next((tuple(p[:prefix_length]) for p in prompts if p is not None), ())
@@ -444,7 +478,7 @@ def new_job(model: Any, prompts: Sequence[Sequence[int] | None], prefix_length: 
     return DecodeJob(list(prompts), prefix_length, max_new_tokens, choose,
                      frozenset(model.end_token_ids) | frozenset(int(t) for t in more_end_token_ids),
                      batch_size=batch_size, progress=progress, successor=successor, longest_prompt=longest_prompt,
-                     device_logits=device_logits, group_size=group_size)
+                     device_logits=device_logits, group_size=group_size, sentence_stop=sentence_stop)
 
 
 def _checked_successor(successor: Successor, prefix: tuple[int, ...], prefix_length: int) -> Successor:
