@@ -257,13 +257,13 @@ class LanguageModelRewriter(Mechanism):
     def fingerprint(self) -> dict[str, Any]:
         """As every mechanism's, with the engine that computes the logits (llama.cpp and its
         weights format, or transformers: two engines give different releases for one seed) and the
-        output vocabulary's digest. One round (``rewrites=1``) leaves ``rewrites`` out, and no
-        sentence stop (``end_after=0``) ``end_after``: the release is the one made before the
-        parameter existed, so releases cached then are still read."""
+        output vocabulary's digest. One round (``rewrites=1``) leaves ``rewrites`` out, and
+        ``end_after=0`` (no sentence stop) leaves ``end_after`` out: the release is the one made
+        before the parameter existed, so releases cached then are still read."""
         shown = super().fingerprint()
         # Parameters that leave the release as it was before they existed are left out, so that
-        # releases cached then are still read: one round, no sentence stop, and the public-base draw's C and public
-        # prompt under another score.
+        # releases cached then are still read: one round, no sentence stop, and the public-base
+        # draw's C and public prompt under another score.
         unused = {"rewrites"} if int(self.rewrites) == 1 else set()
         unused |= {"end_after"} if int(self.end_after) <= 0 else set()
         # On a public base the prompt is the public prompt's kind (whose words and phrase list are

@@ -51,11 +51,11 @@ def decode(
     written (the next unit of a document, whose prompt holds that reply); ``longest_prompt`` bounds
     every prompt's length, so the engine's slots fit the ones to come. ``more_end_token_ids`` end
     a reply as the model's end tokens do (a public stop rule), and so does ``sentence_stop`` (a
-    new sentence opening once a reply holds enough tokens: :class:`SentenceStop`). With ``device_logits``, ``choose``
-    takes the logits as a torch tensor where the engine computed them (a GPU's), so the draw runs
-    there; an engine without one (llama.cpp) hands NumPy arrays whatever it says. With
-    ``group_size`` g > 1 the prompts come in groups of g decoded side by side, each group extended
-    by the same tokens: ``choose`` gets a group's rows together and returns one token per row, the
+    new sentence opening once a reply holds enough tokens: :class:`SentenceStop`). With
+    ``device_logits``, ``choose`` takes the logits as a torch tensor where the engine computed them
+    (a GPU's), so the draw runs there; an engine without one (llama.cpp) hands NumPy arrays
+    whatever it says. With ``group_size`` g > 1 the prompts come in groups of g decoded side by
+    side, each group extended by the same tokens: ``choose`` gets a group's rows together and returns one token per row, the
     same for the group's rows (:class:`~textveil.models.engines.batching.DecodeJob`).
     """
     if not prompts or max_new_tokens == 0:
