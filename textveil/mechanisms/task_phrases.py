@@ -123,7 +123,6 @@ class ReplyTails:
         self.limit = int(limit)
         self._tails: dict[int, list[int]] = {}
         self._counts: dict[int, int] = {}
-        self._last: dict[int, int] = {}
         self._positions: dict[frozenset[int], np.ndarray] = {}
 
     def banned(self, keys: Sequence[int]) -> list[np.ndarray]:
@@ -135,18 +134,16 @@ class ReplyTails:
         for key, token in zip(keys, tokens):
             key, token = int(key), int(token)
             kept = self._counts.get(key, 0)
-            count = kept + 1
-            stopped = self.stop is not None and self.stop.ends(kept, self._last.get(key), token)
-            if token in self.ends or count >= self.limit or stopped:
+            tail = self._tails.setdefault(key, [])
+            stopped = self.stop is not None and self.stop.ends(kept, tail[-1] if tail else None, token)
+            if token in self.ends or kept + 1 >= self.limit or stopped:
                 self._tails.pop(key, None)
                 self._counts.pop(key, None)
-                self._last.pop(key, None)
                 continue
-            tail = self._tails.setdefault(key, [])
             tail.append(token)
-            del tail[: max(0, len(tail) - self.ban.longest)]
-            self._counts[key] = count
-            self._last[key] = token
+            # the ban reads the last `longest` tokens, the sentence stop the last one
+            del tail[: max(0, len(tail) - max(self.ban.longest, 1))]
+            self._counts[key] = kept + 1
 
     def _as_positions(self, tokens: frozenset[int]) -> np.ndarray:
         if tokens not in self._positions:

@@ -38,8 +38,9 @@ def decode(
     group_size: int = 1,
     sentence_stop: SentenceStop | None = None,
 ) -> list[tuple[list[int], bool]]:
-    """Draw up to ``max_new_tokens`` tokens after each prompt; returns, per prompt, the drawn
-    tokens before the end token and whether an end token was drawn.
+    """Draw up to ``max_new_tokens`` tokens after each prompt; returns, per prompt, the tokens kept
+    and whether a drawn token ended the reply (an end token, or the token a sentence stop left
+    out): the reply drew one token more than it kept.
 
     ``model`` is a :class:`~textveil.models.language_model.LanguageModel`; every prompt starts
     with the same ``prefix_length`` tokens (the template's opening). ``choose(logits, rows)`` gets
@@ -55,8 +56,8 @@ def decode(
     ``device_logits``, ``choose`` takes the logits as a torch tensor where the engine computed them
     (a GPU's), so the draw runs there; an engine without one (llama.cpp) hands NumPy arrays
     whatever it says. With ``group_size`` g > 1 the prompts come in groups of g decoded side by
-    side, each group extended by the same tokens: ``choose`` gets a group's rows together and returns one token per row, the
-    same for the group's rows (:class:`~textveil.models.engines.batching.DecodeJob`).
+    side, each group extended by the same tokens: ``choose`` gets a group's rows together and
+    returns one token per row, the same for the group's rows (:class:`~textveil.models.engines.batching.DecodeJob`).
     """
     if not prompts or max_new_tokens == 0:
         if progress is not None and prompts:

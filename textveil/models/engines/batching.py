@@ -83,7 +83,8 @@ class DecodeJob:
     """One caller's prompts and how to draw their tokens: up to ``max_new_tokens`` tokens after
     each prompt, every prompt starting with the same ``prefix_length`` tokens (a public
     template's opening, computed once where the engine allows it). ``results[i]`` is, once done,
-    prompt i's drawn tokens before the end token and whether an end token was drawn.
+    prompt i's kept tokens and whether a drawn token ended it (an end token, or the token a
+    :class:`SentenceStop` left out).
 
     A prompt given as None is not ready yet: ``successor`` makes it when the row it follows is
     written. ``longest_prompt`` bounds the length of every prompt, ready or not (an engine sizes
@@ -224,7 +225,7 @@ class DecodeJob:
         return stop is not None and stop.ends(len(drawn), drawn[-1] if drawn else None, token)
 
     def finish_row(self, row: int, tokens: list[int], ended: bool) -> None:
-        """Prompt ``row`` is written: its tokens and whether it ended with an end token."""
+        """Prompt ``row`` is written: its tokens and whether a drawn token, not kept, ended it."""
         if self.failed:
             return
         self.prompts[row] = None  # written: its prompt is not read again
