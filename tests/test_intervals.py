@@ -13,6 +13,7 @@ from textveil.evaluation.intervals import (
     bootstrap_interval,
     hits_array,
     hits_string,
+    mcnemar_bounds,
     mcnemar_exact,
     rate_interval,
 )
@@ -39,6 +40,38 @@ def test_the_paired_test_refuses_two_releases_of_other_texts():
         mcnemar_exact("101", "10")
     with pytest.raises(InvalidParameterError, match="only 0 and 1"):
         hits_array("1x0")
+
+
+def test_the_bounds_from_two_counts_are_the_least_and_largest_exact_test_over_every_pairing():
+    """Every pair of hit vectors on 7 texts, grouped by the two counts: the bounds are exactly the
+    least and the largest p-value of the exact test over the pairs of each group, and the verdict
+    is an answer only where every pair of the group agrees on it."""
+    import itertools
+
+    texts = 7
+    vectors = [hits_string(bits) for bits in itertools.product([False, True], repeat=texts)]
+    found: dict[tuple[int, int], list[float]] = {}
+    for first, second in itertools.product(vectors, repeat=2):
+        found.setdefault((first.count("1"), second.count("1")), []).append(mcnemar_exact(first, second).p_value)
+    assert len(found) == (texts + 1) ** 2
+    for (named_first, named_second), p_values in found.items():
+        bounds = mcnemar_bounds(named_first, named_second, texts)
+        assert (bounds.p_low, bounds.p_high) == pytest.approx((min(p_values), max(p_values)), rel=1e-12)
+        verdicts = {p < 0.05 for p in p_values}
+        assert bounds.told_apart == (verdicts.pop() if len(verdicts) == 1 else None)
+    # on 7 texts some groups are decided and some are not, so the check above has both kinds
+    assert {mcnemar_bounds(7, 0, texts).told_apart, mcnemar_bounds(3, 3, texts).told_apart} == {True, False}
+    with pytest.raises(InvalidParameterError, match="between 0 and the number of texts"):
+        mcnemar_bounds(8, 0, texts)
+
+
+def test_bounds_from_counts_can_leave_the_answer_to_the_pairing():
+    # 12 against 4 of 150: at the least 8 texts named by the first only and none by the second
+    # (p = 0.008, apart), at the most 12 and 4 (no text named by both: p = 0.077, not apart)
+    bounds = mcnemar_bounds(12, 4, 150)
+    assert bounds.told_apart is None
+    assert bounds.p_low == pytest.approx(stats.binomtest(8, 8, 0.5).pvalue)
+    assert bounds.p_high == pytest.approx(stats.binomtest(12, 16, 0.5).pvalue)
 
 
 @pytest.mark.parametrize("rate, n", [(0.05, 150), (0.3, 150), (0.76, 150), (0.01, 150), (0.2, 25)])

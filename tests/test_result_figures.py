@@ -306,7 +306,8 @@ def test_which_mechanism_answers_from_the_committed_comparisons():
 def test_a_paired_test_is_quoted_in_words_against_the_reference_or_another_setting():
     """``paired`` reads the release's McNemar test against the reference; ``paired=SETTING``
     computes it against the same release at another setting from the per-text outcomes; a row
-    without outcomes fails with one line instead of quoting a figure no results hold."""
+    without outcomes is tested from its count, bounded over every pairing; a row with neither
+    fails with one line instead of quoting a figure no results hold."""
     from scipy.stats import binomtest
 
     from textveil.evaluation.release_intervals import with_intervals
@@ -321,7 +322,10 @@ def test_a_paired_test_is_quoted_in_words_against_the_reference_or_another_setti
     at100 = _release("select-write", 100.0, ("word1-svm", "clean", 5 / 150), 0.29, 0.3)
     at100["point"]["attacks"]["word1-svm"]["hits"] = hits(set(range(2)) | set(range(100, 103)))
     old = _release("paraphrase", 30.0, ("word1-svm", "clean", 13 / 150), 0.3, 0.8)  # no per-text outcomes
-    results = with_intervals({**COMPARISON, "releases": [emp, at50, at100, old]})
+    far = _release("paraphrase", 40.0, ("word1-svm", "clean", 40 / 150), 0.4, 0.3)
+    bare = _release("restyle", 0.7, ("word1-svm", "clean", 30 / 150), 0.4, 0.3)
+    del bare["point"]["attacks"]["word1-svm"]["n_unknown"]  # neither outcomes nor a count of texts
+    results = with_intervals({**COMPARISON, "releases": [emp, at50, at100, old, far, bare]})
     shown = quoted_figures.render(results, 'fig cmp "select-write" 50 paired')
     # against emp: users 100-108 named only at 50 (9), users 2-6 only by emp (5)
     p_value = binomtest(5, 14, 0.5).pvalue
@@ -329,8 +333,18 @@ def test_a_paired_test_is_quoted_in_words_against_the_reference_or_another_setti
     between = quoted_figures.render(results, 'fig cmp "select-write" 50 paired=100')
     # users 103-108 named only at 50, none only at 100: p = 2 / 2**6, told apart
     assert between == "against select-write at 100: higher at 95% (p = 0.0312; 6 named only here, 0 only there)"
+    # 13 against emp's 7 of the same 150: at least 6 named only here (p = 2 / 2**6), at most 13 and 7
+    assert quoted_figures.render(results, 'fig cmp "paraphrase" 30 paired') == (
+        f"against emp at 10: not recorded: the pairing would decide (p between 0.0312 and "
+        f"{binomtest(13, 20, 0.5).pvalue:.3g}; 13 named here, 7 there, of 150; per-text outcomes not kept)")
+    # 40 against 7: apart under every pairing
+    assert quoted_figures.render(results, 'fig cmp "paraphrase" 40 paired') == (
+        f"against emp at 10: higher at 95% whatever the pairing (p at most {binomtest(40, 47, 0.5).pvalue:.3g}; "
+        "40 named here, 7 there, of 150; per-text outcomes not kept)")
+    assert quoted_figures.render(results, 'fig cmp "paraphrase" 40 paired=30').startswith(
+        "against paraphrase at 30: higher at 95% whatever the pairing")
     with pytest.raises(quoted_figures.FigureError, match="no paired test"):
-        quoted_figures.render(results, 'fig cmp "paraphrase" 30 paired')
+        quoted_figures.render(results, 'fig cmp "restyle" 0.7 paired')
     assert "McNemar" in quoted_tables.comparison_table(results, ["risk", "paired"]).splitlines()[0]
 
 

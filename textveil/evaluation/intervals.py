@@ -11,6 +11,10 @@ means, and the exact paired test between two releases judged on the same texts. 
 - Two releases of the same texts are compared by McNemar's exact test on which texts each lets the
   attack name: under "no difference", the texts named by one release only are split half and
   half, so the p-value is the two-sided binomial test of one count against the discordant total.
+  Where only each release's count of texts named was kept (an older results.json), the test is
+  bounded instead: every pairing of the two counts on the same texts is possible, so the p-value
+  lies between its least and its largest over them (:func:`mcnemar_bounds`); when both sides of
+  95% agree, that is the answer whatever the pairing was.
 
 >>> rate_interval(10, 150).rounded(3)
 (0.037, 0.118, 'wilson')
@@ -161,6 +165,61 @@ def mcnemar_exact(first: str | Sequence[bool], second: str | Sequence[bool]) -> 
     discordant = only_first + only_second
     p_value = 1.0 if discordant == 0 else float(stats.binomtest(only_first, discordant, 0.5).pvalue)
     return PairedTest(only_first, only_second, p_value)
+
+
+@dataclass(frozen=True)
+class PairedBounds:
+    """What McNemar's exact test can say of two releases judged on the same ``texts`` when only how
+    many each named was kept: the least and the largest p-value over every way the two counts
+    could fall on the texts (:func:`mcnemar_bounds`)."""
+
+    named_first: int
+    named_second: int
+    texts: int
+    p_low: float
+    p_high: float
+
+    @property
+    def told_apart(self) -> bool | None:
+        """True where every pairing tells the two apart at 95%, False where none does, None where
+        it depends on the pairing (the per-text outcomes would decide)."""
+        if self.p_high < SIGNIFICANCE:
+            return True
+        if self.p_low >= SIGNIFICANCE:
+            return False
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"named_first": self.named_first, "named_second": self.named_second, "texts": self.texts,
+                "p_low": float(self.p_low), "p_high": float(self.p_high), "told_apart": self.told_apart,
+                "test": "McNemar exact, bounded over every pairing of the counts (per-text outcomes not kept)"}
+
+
+def mcnemar_bounds(named_first: int, named_second: int, texts: int) -> PairedBounds:
+    """McNemar's exact test bounded from two counts alone: the first release let the attack name
+    ``named_first`` of ``texts``, the second ``named_second`` of the same texts. The texts named by
+    the first only (b) and by the second only (c) are unknown, but b - c is the difference of the
+    counts and each is bounded by them (b at most the first's count and the second's misses), so
+    the p-value is taken at every pairing possible.
+
+    >>> found = mcnemar_bounds(130, 78, 250)  # 52% against 31%: apart whatever the pairing
+    >>> found.told_apart, found.p_high < 0.05
+    (True, True)
+    >>> mcnemar_bounds(9, 7, 150).told_apart  # 6.0% against 4.7%: apart under no pairing
+    False
+    >>> mcnemar_bounds(12, 4, 150).told_apart is None  # the pairing decides
+    True
+    """
+    if not 0 <= named_first <= texts or not 0 <= named_second <= texts:
+        raise InvalidParameterError(f"paired bounds: {named_first} and {named_second} named of {texts} texts; "
+                                    "each count is between 0 and the number of texts")
+    difference = named_first - named_second
+    # b: texts the first names and the second misses; c = b - difference: the reverse
+    lowest = max(0, difference)
+    highest = min(named_first, texts - named_second, min(named_second, texts - named_first) + difference)
+    p_values = [1.0 if 2 * b == difference else float(stats.binomtest(b, 2 * b - difference, 0.5).pvalue)
+                for b in range(lowest, highest + 1)]
+    return PairedBounds(named_first, named_second, texts, min(p_values), max(p_values))
 
 
 def hits_array(hits: str | Sequence[bool]) -> np.ndarray:

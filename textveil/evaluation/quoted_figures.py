@@ -66,7 +66,7 @@ from typing import Any
 
 from textveil.evaluation.compared_mechanism import mechanism_identity
 from textveil.evaluation.intervals import rate_interval
-from textveil.evaluation.release_intervals import paired_test, paired_verdict, utility_interval
+from textveil.evaluation.release_intervals import paired_bounds, paired_test, paired_verdict, utility_interval
 from textveil.evaluation.quoted_releases import FigureError, find_release, release_label, releases_of, unmodified_of
 from textveil.evaluation.trainings import best_top1, is_content_only, result_of
 
@@ -393,7 +393,8 @@ def render_figure(results: dict[str, Any], figure: Figure) -> str:
 def paired_text(results: dict[str, Any], figure: Figure) -> str:
     """A release's exact paired test (McNemar) in words: ``paired``, against the comparison's
     reference; ``paired=SETTING``, against the same release at another setting. A
-    :class:`FigureError` where the per-text outcomes were not kept (a row released before them).
+    release whose per-text outcomes were not kept (a row released before them) is tested from its
+    count alone, bounded over every pairing; a :class:`FigureError` where neither was kept.
 
     >>> results = {"releases": [{"id": "emp epsilon 10", "name": "emp", "parameter": 10.0, "options": {}},
     ...     {"id": "x", "name": "select-write", "parameter": 100.0, "options": {},
@@ -408,13 +409,14 @@ def paired_text(results: dict[str, Any], figure: Figure) -> str:
     _, _, other_setting = figure.measure.partition("=")
     if other_setting:
         other = find_release(results, figure.release, other_setting)
-        test = paired_test(release, other)
-        paired = {"reference": other.get("id"), **test.to_dict()} if test is not None else {}
+        test, bounds = paired_test(release, other), paired_bounds(release, other)
+        paired = ({"reference": other.get("id"), **test.to_dict()} if test is not None
+                  else {"reference": other.get("id"), "bounds": bounds.to_dict()} if bounds is not None else {})
     else:
         paired = release.get("paired") or {}
-    if "p_value" not in paired:
-        raise FigureError(f"{release_label(release)}: no paired test (the reference itself, or per-text "
-                          "outcomes not kept: release it again)")
+    if "p_value" not in paired and not paired.get("bounds"):
+        raise FigureError(f"{release_label(release)}: no paired test (the reference itself, or neither its "
+                          "per-text outcomes nor its counts kept: release it again)")
     reference = next((other for other in releases_of(results) if other.get("id") == paired.get("reference")), None)
     against = release_label(reference) if reference is not None else str(paired.get("reference"))
     return f"against {against}: {paired_verdict({'paired': paired})}"

@@ -5,7 +5,10 @@ Everything here is computed from a results.json (:func:`with_intervals`), so a c
 before intervals were kept is re-rendered with them: a risk's interval needs only its count of
 texts named (top-1 of n); a utility's interval is the bootstrap over texts stored when it was
 measured (absent on older results: the cell then shows the figure alone); a paired test needs each
-text's outcome (``hits``, kept since this version: older results say "not recorded").
+text's outcome (``hits``, kept since this version). Where an older result kept only the counts, the
+test is bounded over every pairing of them (:func:`~textveil.evaluation.intervals.mcnemar_bounds`):
+"lower at 95% whatever the pairing", "cannot be told apart whatever the pairing", or "not recorded"
+with the range of its p-value where the pairing would decide.
 
 The reference a paired test compares each release with is the plan's ``reference`` (``compare
 --reference emp:10``), else ``emp`` at 10 when the comparison holds it (textveil's long-standing
@@ -19,7 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from textveil.evaluation.intervals import Interval, PairedTest, mcnemar_exact, rate_interval_of
+from textveil.evaluation.intervals import (Interval, PairedBounds, PairedTest, mcnemar_bounds, mcnemar_exact,
+                                           rate_interval_of)
 from textveil.evaluation.trainings import TRAINING_KEYS, attack_lines, is_content_only, result_of
 
 READABLE_FLUENCY = 2.0
@@ -98,6 +102,38 @@ def paired_test(first: dict[str, Any], second: dict[str, Any]) -> PairedTest | N
     return mcnemar_exact(ours["hits"], theirs["hits"])
 
 
+def paired_bounds(first: dict[str, Any], second: dict[str, Any]) -> PairedBounds | None:
+    """The paired test bounded from the two releases' counts alone (their risk lines' top-1 of the
+    same number of texts), for releases whose per-text outcomes were not kept; None where either
+    lacks its count or the two were judged on different numbers of texts.
+
+    >>> line = lambda top1: {"point": {"attacks": {"svm": {"top1": top1, "n_unknown": 250}}},
+    ...                      "risk": {"attack": "svm", "training": "clean", "top1": top1}}
+    >>> paired_bounds(line(0.52), line(0.312)).told_apart
+    True
+    """
+    ours = risk_result(first.get("point") or {}, first.get("risk") or {})
+    theirs = risk_result(second.get("point") or {}, second.get("risk") or {})
+    if not ours or not theirs or not ours.get("n_unknown") or ours["n_unknown"] != theirs.get("n_unknown"):
+        return None
+    if "top1_values" in ours or "top1_values" in theirs or ours.get("top1") is None or theirs.get("top1") is None:
+        return None  # a rate averaged over repeated releases is not a count of texts
+    texts = int(ours["n_unknown"])
+    return mcnemar_bounds(int(round(float(ours["top1"]) * texts)), int(round(float(theirs["top1"]) * texts)), texts)
+
+
+def _paired_entry(release: dict[str, Any], reference: dict[str, Any]) -> dict[str, Any]:
+    """A release's ``paired`` record against ``reference``: the exact test, else its bounds."""
+    test = paired_test(release, reference)
+    if test is not None:
+        return {"reference": reference["id"], **test.to_dict()}
+    entry: dict[str, Any] = {"reference": reference["id"], "not_recorded": "the per-text outcomes were not kept"}
+    bounds = paired_bounds(release, reference)
+    if bounds is not None:
+        entry["bounds"] = bounds.to_dict()
+    return entry
+
+
 def with_intervals(results: dict[str, Any]) -> dict[str, Any]:
     """``results`` with every release's (and the unmodified text's) risk interval, content-only
     interval and paired test against the reference added (``risk["interval"]``,
@@ -115,9 +151,7 @@ def with_intervals(results: dict[str, Any]) -> dict[str, Any]:
         if content is not None:
             added["risk_content_interval"] = content.to_dict()
         if is_release and reference is not None and release is not reference:
-            test = paired_test(release, reference)
-            added["paired"] = {"reference": reference["id"],
-                               **(test.to_dict() if test else {"not_recorded": "the per-text outcomes were not kept"})}
+            added["paired"] = _paired_entry(release, reference)
         return {**release, **added}
 
     return {**results, "unmodified": entry(results["unmodified"], False),
@@ -151,13 +185,32 @@ def paired_verdict(release: dict[str, Any]) -> str:
 
     >>> paired_verdict({"paired": {"only_first": 2, "only_second": 9, "p_value": 0.065, "told_apart": False}})
     'cannot be told apart (p = 0.065; 2 named only here, 9 only there)'
+    >>> paired_verdict({"paired": {"bounds": {"named_first": 130, "named_second": 78, "texts": 250,
+    ...                                       "p_low": 1e-15, "p_high": 4e-4, "told_apart": True}}})
+    'higher at 95% whatever the pairing (p at most 0.0004; 130 named here, 78 there, of 250; per-text outcomes not kept)'
     """
     paired = release.get("paired")
     if not paired:
         return "the reference" if release.get("is_reference") else "–"
     if "p_value" not in paired:
-        return "not recorded (per-text outcomes not kept)"
+        return _bounded_verdict(paired.get("bounds"))
     verdict = ("cannot be told apart" if not paired["told_apart"]
                else "lower at 95%" if paired["only_first"] < paired["only_second"] else "higher at 95%")
     return (f"{verdict} (p = {paired['p_value']:.3g}; {paired['only_first']} named only here, "
             f"{paired['only_second']} only there)")
+
+
+def _bounded_verdict(bounds: dict[str, Any] | None) -> str:
+    """The paired verdict of a release whose per-text outcomes were not kept, from its bounds."""
+    if not bounds:
+        return "not recorded (per-text outcomes not kept)"
+    counts = f"{bounds['named_first']} named here, {bounds['named_second']} there, of {bounds['texts']}"
+    if bounds["told_apart"] is True:
+        direction = "lower" if bounds["named_first"] < bounds["named_second"] else "higher"
+        return (f"{direction} at 95% whatever the pairing (p at most {bounds['p_high']:.3g}; {counts}; "
+                "per-text outcomes not kept)")
+    if bounds["told_apart"] is False:
+        return (f"cannot be told apart whatever the pairing (p at least {bounds['p_low']:.3g}; {counts}; "
+                "per-text outcomes not kept)")
+    return (f"not recorded: the pairing would decide (p between {bounds['p_low']:.3g} and "
+            f"{bounds['p_high']:.3g}; {counts}; per-text outcomes not kept)")
