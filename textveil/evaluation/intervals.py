@@ -85,17 +85,28 @@ def rate_interval(successes: int, n: int, level: float = LEVEL) -> Interval:
     return Interval(float(found.low), float(found.high), method)
 
 
+def named_count(result: dict[str, Any]) -> tuple[int, int] | None:
+    """How many unknown texts an attack result's first guess named, and of how many (``top1`` of
+    ``n_unknown``); None for a result averaged over repeated releases or one without counts.
+
+    >>> named_count({"top1": 10 / 150, "n_unknown": 150}), named_count({"top1": 0.1})
+    ((10, 150), None)
+    """
+    n = result.get("n_unknown")
+    if not n or "top1_values" in result or result.get("top1") is None:
+        return None
+    return int(round(float(result["top1"]) * int(n))), int(n)
+
+
 def rate_interval_of(result: dict[str, Any]) -> Interval | None:
-    """The interval of an attack result's top-1 accuracy (``top1`` of ``n_unknown``); None for a
+    """The interval of an attack result's top-1 accuracy (:func:`named_count`); None for a
     result averaged over repeated releases (its spread is stated instead) or one without counts.
 
     >>> rate_interval_of({"top1": 10 / 150, "n_unknown": 150}).rounded(3)
     (0.037, 0.118, 'wilson')
     """
-    n = result.get("n_unknown")
-    if not n or "top1_values" in result or result.get("top1") is None:
-        return None
-    return rate_interval(int(round(float(result["top1"]) * int(n))), int(n))
+    counted = named_count(result)
+    return rate_interval(*counted) if counted is not None else None
 
 
 def bootstrap_interval(statistic: Callable[..., float], *samples: Sequence[float], level: float = LEVEL,
@@ -214,9 +225,10 @@ def mcnemar_bounds(named_first: int, named_second: int, texts: int) -> PairedBou
         raise InvalidParameterError(f"paired bounds: {named_first} and {named_second} named of {texts} texts; "
                                     "each count is between 0 and the number of texts")
     difference = named_first - named_second
-    # b: texts the first names and the second misses; c = b - difference: the reverse
+    # b: texts the first names and the second misses (at most the first's count and the second's
+    # misses); c = b - difference, the reverse, is then within its own bounds too
     lowest = max(0, difference)
-    highest = min(named_first, texts - named_second, min(named_second, texts - named_first) + difference)
+    highest = min(named_first, texts - named_second)
     p_values = [1.0 if 2 * b == difference else float(stats.binomtest(b, 2 * b - difference, 0.5).pvalue)
                 for b in range(lowest, highest + 1)]
     return PairedBounds(named_first, named_second, texts, min(p_values), max(p_values))

@@ -66,7 +66,7 @@ from typing import Any
 
 from textveil.evaluation.compared_mechanism import mechanism_identity
 from textveil.evaluation.intervals import rate_interval
-from textveil.evaluation.release_intervals import paired_bounds, paired_test, paired_verdict, utility_interval
+from textveil.evaluation.release_intervals import paired_entry, paired_verdict, utility_interval
 from textveil.evaluation.quoted_releases import FigureError, find_release, release_label, releases_of, unmodified_of
 from textveil.evaluation.trainings import best_top1, is_content_only, result_of
 
@@ -409,9 +409,7 @@ def paired_text(results: dict[str, Any], figure: Figure) -> str:
     _, _, other_setting = figure.measure.partition("=")
     if other_setting:
         other = find_release(results, figure.release, other_setting)
-        test, bounds = paired_test(release, other), paired_bounds(release, other)
-        paired = ({"reference": other.get("id"), **test.to_dict()} if test is not None
-                  else {"reference": other.get("id"), "bounds": bounds.to_dict()} if bounds is not None else {})
+        paired = paired_entry(release, other)
     else:
         paired = release.get("paired") or {}
     if "p_value" not in paired and not paired.get("bounds"):

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from textveil.evaluation.intervals import (Interval, PairedBounds, PairedTest, mcnemar_bounds, mcnemar_exact,
-                                           rate_interval_of)
+                                           named_count, rate_interval_of)
 from textveil.evaluation.trainings import TRAINING_KEYS, attack_lines, is_content_only, result_of
 
 READABLE_FLUENCY = 2.0
@@ -114,16 +114,15 @@ def paired_bounds(first: dict[str, Any], second: dict[str, Any]) -> PairedBounds
     """
     ours = risk_result(first.get("point") or {}, first.get("risk") or {})
     theirs = risk_result(second.get("point") or {}, second.get("risk") or {})
-    if not ours or not theirs or not ours.get("n_unknown") or ours["n_unknown"] != theirs.get("n_unknown"):
+    ours_counted, theirs_counted = (named_count(found) if found else None for found in (ours, theirs))
+    if ours_counted is None or theirs_counted is None or ours_counted[1] != theirs_counted[1]:
         return None
-    if "top1_values" in ours or "top1_values" in theirs or ours.get("top1") is None or theirs.get("top1") is None:
-        return None  # a rate averaged over repeated releases is not a count of texts
-    texts = int(ours["n_unknown"])
-    return mcnemar_bounds(int(round(float(ours["top1"]) * texts)), int(round(float(theirs["top1"]) * texts)), texts)
+    return mcnemar_bounds(ours_counted[0], theirs_counted[0], ours_counted[1])
 
 
-def _paired_entry(release: dict[str, Any], reference: dict[str, Any]) -> dict[str, Any]:
-    """A release's ``paired`` record against ``reference``: the exact test, else its bounds."""
+def paired_entry(release: dict[str, Any], reference: dict[str, Any]) -> dict[str, Any]:
+    """A release's ``paired`` record against ``reference``: the exact test, else its bounds (the
+    ``paired`` of results.json, and what a quoted ``paired=SETTING`` renders)."""
     test = paired_test(release, reference)
     if test is not None:
         return {"reference": reference["id"], **test.to_dict()}
@@ -151,7 +150,7 @@ def with_intervals(results: dict[str, Any]) -> dict[str, Any]:
         if content is not None:
             added["risk_content_interval"] = content.to_dict()
         if is_release and reference is not None and release is not reference:
-            added["paired"] = _paired_entry(release, reference)
+            added["paired"] = paired_entry(release, reference)
         return {**release, **added}
 
     return {**results, "unmodified": entry(results["unmodified"], False),
