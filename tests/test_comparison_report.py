@@ -104,6 +104,19 @@ def test_report_lists_every_mechanism_and_release_with_n_a_not_zero(written):
         assert needle in markdown, needle
 
 
+def test_a_measure_that_states_its_direction_is_not_told_it_twice(tmp_path):
+    """Stored descriptions such as the describing share's end in "(lower is better)": the header and
+    the frontier's paragraph say it once."""
+    results = comparison_results()
+    results["utility_measures"]["fluency"]["metric"] = "perplexity ratio (lower is better)"
+    results["frontier"] = frontiers(results)
+    write_comparison_report(results, tmp_path, title="toy comparison")
+    markdown = (tmp_path / "report.md").read_text()
+    assert "lower is better), lower is better" not in markdown
+    assert "perplexity ratio (lower is better)" in markdown
+    assert "semantic similarity (MiniLM cosine), higher is better" in markdown
+
+
 def test_report_holds_the_frontier_tables(written):
     _, out, _ = written
     markdown = (out / "report.md").read_text()

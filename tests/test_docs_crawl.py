@@ -127,6 +127,21 @@ def test_no_user_page_names_an_issue_a_run_date_or_the_machine(pages):
     assert not found, "user pages should speak to the user, not of the project's history:\n" + "\n".join(found)
 
 
+# A phrase of three or more words said twice across a comma or colon ("against emp at 10: against
+# emp at 10: cannot be told apart"): a page's words before a quoted figure repeating what the
+# figure already says, or a description that states its own direction followed by the direction.
+_SAID_TWICE = re.compile(r"\b((?:\w+ ){2,}\w+)\)?[,:] \1\b", re.IGNORECASE)
+
+
+def test_no_page_says_a_phrase_twice_around_a_quoted_figure(pages):
+    found = []
+    for name, page in pages.items():
+        text = " ".join("".join(page.article_text).split())
+        found += [f"{name}: ...{text[max(0, match.start() - 40):match.end() + 20]}..."
+                  for match in _SAID_TWICE.finditer(text)]
+    assert not found, "phrases said twice in a row:\n" + "\n".join(found)
+
+
 def test_no_table_has_headers_and_no_rows(pages):
     empty = [f"{name} (table {i + 1})" for name, page in pages.items()
              for i, (headers, rows) in enumerate(page.tables) if rows == 0]

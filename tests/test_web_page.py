@@ -8,6 +8,7 @@ reason, where Playwright or Chromium is missing.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -211,6 +212,17 @@ def test_the_results_page_draws_the_tables_and_the_risk_utility_map(browser, ser
     assert "not recorded" in page.inner_text("#table-risk tbody")
     assert page.locator("#table-utility tbody tr").count() == len(results["points"])
     assert "risk: best of all" in page.inner_text("#legend")
+    # a measure whose stored description already says which way is better is not told it twice
+    stated = copy.deepcopy(results)
+    for point in stated["points"]:
+        for measure in point["utility"].values():
+            direction = "higher is better" if measure["higher_is_better"] else "lower is better"
+            measure["metric"] = f"{measure['metric']} ({direction})"
+    page.set_input_files("#results-file", files=[{"name": "stated.json", "mimeType": "application/json",
+                                                  "buffer": json.dumps(stated).encode()}])
+    page.locator("#table-utility thead", has_text="is better))").wait_for()  # the page's CSP forbids eval
+    header = page.inner_text("#table-utility thead")
+    assert header.count("is better") == len(tasks) and "is better), " not in header
     page.set_input_files("#results-file", files=[{"name": "x.json", "mimeType": "application/json",
                                                   "buffer": b'{"not": "results"}'}])
     page.wait_for_selector("#results-status.error")

@@ -84,8 +84,18 @@ def _risk_cell(risk: dict[str, Any]) -> str:
     return f"{_percent(risk['top1'])}{shown} ({line_label(risk['attack'], risk['training'])})"
 
 
-def _direction(higher_is_better: bool) -> str:
-    return "higher is better" if higher_is_better else "lower is better"
+def _with_direction(metric: str, higher_is_better: bool) -> str:
+    """A measure's description followed by which way is better, unless the description already
+    says so (a stored results.json keeps the wording its run wrote, some of which end in "(lower
+    is better)").
+
+    >>> _with_direction("released words / input words", True)
+    'released words / input words, higher is better'
+    >>> _with_direction("share that describe the text (lower is better)", False)
+    'share that describe the text (lower is better)'
+    """
+    direction = "higher is better" if higher_is_better else "lower is better"
+    return metric if direction in metric else f"{metric}, {direction}"
 
 
 class _Notes:
@@ -114,7 +124,7 @@ def _measure_cell(entry: dict[str, Any], measure: str, notes: _Notes) -> str:
 
 
 def _measure_header(measure: str, info: dict[str, Any]) -> str:
-    return f"{measure} ({info.get('metric') or measure}, {_direction(info['higher_is_better'])})"
+    return f"{measure} ({_with_direction(info.get('metric') or measure, info['higher_is_better'])})"
 
 
 def content_attacks(results: dict[str, Any]) -> list[str]:
@@ -168,11 +178,10 @@ def frontier_blocks(results: dict[str, Any]) -> list[Block]:
     by_id = {release["id"]: release for release in results["releases"]}
     blocks: list[Block] = []
     for measure, frontier in frontier_of(results).items():
-        direction = _direction(frontier["higher_is_better"])
         left_out = [f"{r['id']} ({r['guarantee'] + ', ' if r.get('guarantee') else ''}risk {_percent(r['risk']['top1'])})"
                     for r in results["releases"] if measure in (r.get("not_applicable") or {})]
         blocks += [("h3", f"Frontier: {measure}"),
-                   ("p", f"{frontier['metric']}, {direction}. A release is on the frontier when no other release "
+                   ("p", f"{_with_direction(frontier['metric'], frontier['higher_is_better'])}. A release is on the frontier when no other release "
                          "is at least as safe and at least as useful, and strictly better in one of the two."
                          + (f" Off this axis (the measure does not apply, and no number is made up for it): "
                             f"{', '.join(left_out)}." if left_out else ""))]

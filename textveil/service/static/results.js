@@ -165,7 +165,9 @@ function utilityTable(results) {
   const tasks = Object.keys(points[0].utility || {});
   const header = [results.plan.parameter || "release", ...tasks.map((t) => {
     const u = points[0].utility[t];
-    return `${t} (${u.metric}, ${u.higher_is_better ? "higher" : "lower"} is better)`;
+    const direction = `${u.higher_is_better ? "higher" : "lower"} is better`;
+    // Some measures' descriptions already say which way is better: do not say it twice.
+    return `${t} (${u.metric.includes(direction) ? u.metric : `${u.metric}, ${direction}`})`;
   })];
   table(document.getElementById("table-utility"), header,
     points.map((p) => [p.label, ...tasks.map((t) => utilityCell(p.utility[t]))]), true);
