@@ -86,8 +86,8 @@ def _risk_cell(risk: dict[str, Any]) -> str:
 
 def _with_direction(metric: str, higher_is_better: bool) -> str:
     """A measure's description followed by which way is better, unless the description already
-    says so (a stored results.json keeps the wording its run wrote, some of which end in "(lower
-    is better)").
+    says so (a stored results.json keeps the wording its run wrote: older runs wrote the describing
+    share's as "... (lower is better)").
 
     >>> _with_direction("released words / input words", True)
     'released words / input words, higher is better'

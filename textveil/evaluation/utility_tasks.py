@@ -395,7 +395,7 @@ class DescribingShare(UtilityRunner):
     """The share of a release's texts that describe the text instead of rewriting it
     (:mod:`textveil.utility.describing`): a language-model rewriter's failure mode."""
 
-    metric = "share of releases that describe the text instead of rewriting it (lower is better)"
+    metric = "share of releases that describe the text instead of rewriting it"
     higher_is_better = False
 
     def value(self, released: list[str]) -> float:

@@ -166,7 +166,7 @@ function utilityTable(results) {
   const header = [results.plan.parameter || "release", ...tasks.map((t) => {
     const u = points[0].utility[t];
     const direction = `${u.higher_is_better ? "higher" : "lower"} is better`;
-    // Some measures' descriptions already say which way is better: do not say it twice.
+    // Older results.json files hold descriptions that already say which way is better: not twice.
     return `${t} (${u.metric.includes(direction) ? u.metric : `${u.metric}, ${direction}`})`;
   })];
   table(document.getElementById("table-utility"), header,
